@@ -1,0 +1,1 @@
+"""debug-agent: the investigation (graph, state, reasoners, statistics) and the CLI."""

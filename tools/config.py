@@ -1,0 +1,87 @@
+"""The target config, `debug-agent.toml`: how to launch and benchmark the server under study."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tools.errors import ToolError
+
+CONFIG_NAME = "debug-agent.toml"
+
+
+class ConfigError(ToolError):
+    """The config is missing or wrong; the message is one line for the user."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TargetSection(_Section):
+    repo: str = "."
+    good: str = "HEAD"
+
+
+class LaunchSection(_Section):
+    command: str
+    env: dict[str, str] = Field(default_factory=dict)
+    ready: str = "/health"  # an HTTP path to poll, or "log:<regex>" to wait for a log line
+    timeout_s: float = 900.0
+
+
+class BaselineSection(_Section):
+    """How the good reference was launched, where that differs from [launch]."""
+
+    command: str | None = None
+    env: dict[str, str] | None = None
+
+
+class BenchSection(_Section):
+    kind: Literal["generate", "openai", "command"] = "generate"
+    requests: int = Field(default=8, ge=1)
+    concurrency: int = Field(default=1, ge=1)
+    input_len: int = Field(default=32, ge=1)
+    output_len: int = Field(default=256, ge=1)
+    warmup: int = Field(default=1, ge=0)
+    command: str | None = None  # kind = "command": any benchmark command
+    metric_regex: str | None = None
+
+
+class SymptomSection(_Section):
+    default: str | None = None
+
+
+class TargetConfig(_Section):
+    target: TargetSection = Field(default_factory=TargetSection)
+    launch: LaunchSection
+    baseline: BaselineSection = Field(default_factory=BaselineSection)
+    bench: BenchSection = Field(default_factory=BenchSection)
+    symptom: SymptomSection = Field(default_factory=SymptomSection)
+
+    def launch_argv(self, port: int, command: str | None = None) -> list[str]:
+        """The launch command as argv, with {port} and {python} filled in."""
+        text = (command or self.launch.command).replace("{port}", str(port))
+        return [sys.executable if arg == "{python}" else arg for arg in shlex.split(text)]
+
+
+def load_config(path: Path) -> TargetConfig:
+    if path.is_dir():
+        path = path / CONFIG_NAME
+    if not path.exists():
+        raise ConfigError(f"no {CONFIG_NAME} in {path.parent} (write one with 'debug-agent init')")
+    try:
+        data = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    try:
+        return TargetConfig.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']}") from None

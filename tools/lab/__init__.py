@@ -1,0 +1,1 @@
+"""Lab targets: SGLang-shaped git repositories with known regressions, for practice and tests."""

@@ -1,0 +1,75 @@
+"""Builds a lab repository: the template committed as the good state, changes left uncommitted."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import git
+from unidiff import PatchSet
+
+from tools.lab.changes import Change, LabError
+from tools.lab.truth import TruthEntry
+
+TEMPLATE = Path(__file__).parent / "sglang-tree"
+LAB_ACTOR = git.Actor("debug-agent lab", "lab@debug-agent.invalid")
+# a fixed date makes the good commit's hash depend only on the scenario
+LAB_DATE = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
+
+
+def _copy_template(dest: Path) -> None:
+    for src in sorted(TEMPLATE.rglob("*.py")):
+        if "__pycache__" in src.parts:
+            continue
+        target = dest / src.relative_to(TEMPLATE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+
+
+def prepare_dir(dest: Path) -> None:
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise LabError(f"{dest} exists and is not an empty folder")
+    dest.mkdir(parents=True, exist_ok=True)
+
+
+def build_repo(dest: Path, changes: list[Change], base_changes: list[Change] = ()) -> git.Repo:
+    """Template (+ base_changes) committed as HEAD; `changes` applied to the working tree."""
+    _copy_template(dest)
+    for change in base_changes:
+        change.apply(dest)
+    (dest / ".gitignore").write_text("__pycache__/\n*.pyc\ndebug-agent.toml\n.debug-agent-logs/\n")
+    repo = git.Repo.init(dest, initial_branch="main")
+    repo.git.add(A=True)
+    repo.index.commit("sglang 0.5.23 (lab): known-good state", author=LAB_ACTOR,
+                      committer=LAB_ACTOR, author_date=LAB_DATE, commit_date=LAB_DATE)
+    new_files = []
+    for change in changes:
+        if not (dest / change.file).exists():
+            new_files.append(change.file)
+        change.apply(dest)
+    if new_files:  # intent-to-add, so that `git diff HEAD` shows new files like edits
+        repo.git.add("--intent-to-add", "--", *new_files)
+    return repo
+
+
+def locate_hunks(repo: git.Repo, changes: list[Change]) -> list[TruthEntry]:
+    """The `git diff HEAD` hunk that holds each change (same order as `changes`)."""
+    patch = PatchSet(repo.git.diff("HEAD", "-U3", strip_newline_in_stdout=False))
+    entries = []
+    for change in changes:
+        marker = change.marker
+        header = None
+        for pfile in patch:
+            if pfile.path != change.file:
+                continue
+            for hunk in pfile:
+                if any(line.value.rstrip("\n") == marker for line in hunk
+                       if line.is_added or line.is_removed):
+                    header = (f"@@ -{hunk.source_start},{hunk.source_length} "
+                              f"+{hunk.target_start},{hunk.target_length} @@")
+        if header is None:
+            raise LabError(f"change {change.kind!r} in {change.file} has no hunk in the diff")
+        entries.append(TruthEntry(file=change.file, hunk=header, marker=marker.strip(),
+                                  kind=change.kind, why=change.why))
+    return entries

@@ -1,0 +1,56 @@
+"""The ground truth of a lab, kept outside the lab's folder where no investigation looks."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tools.lab.changes import LabError
+
+
+class TruthEntry(BaseModel):
+    file: str | None = None  # hunks: the file
+    hunk: str | None = None  # hunks: the `@@ -a,b +c,d @@` header in `git diff HEAD`
+    marker: str | None = None  # hunks: a line the hunk adds (or removes)
+    env: str | None = None  # env changes: NAME=value
+    kind: str
+    why: str
+
+
+class Truth(BaseModel):
+    scenario: str
+    seed: int | None = None
+    culprits: list[TruthEntry]
+    decoys: list[TruthEntry]
+    regression: bool  # False for "no regression" controls
+    expected: dict[str, float]  # model-time metrics of the good and bad states
+
+
+def truth_dir() -> Path:
+    base = os.environ.get("DEBUG_AGENT_LAB_TRUTH_DIR")
+    if base:
+        return Path(base)
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "debug-agent" / "lab-truth"
+
+
+def truth_path(lab_dir: Path) -> Path:
+    key = hashlib.sha256(str(lab_dir.resolve()).encode()).hexdigest()[:20]
+    return truth_dir() / f"{key}.json"
+
+
+def save_truth(lab_dir: Path, truth: Truth) -> Path:
+    path = truth_path(lab_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(truth.model_dump_json(indent=2) + "\n")
+    return path
+
+
+def load_truth(lab_dir: Path) -> Truth:
+    path = truth_path(lab_dir)
+    if not path.exists():
+        raise LabError(f"no lab truth for {lab_dir} (was it made by 'debug-agent lab create'?)")
+    return Truth.model_validate_json(path.read_text())
