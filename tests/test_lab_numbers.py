@@ -1,0 +1,54 @@
+"""The story's numbers, measured through HTTP as a client would (each within 10 %)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tools.config import load_config
+from tools.lab.changes import Change
+from tools.lab.seed import ALLREDUCE_PER_TOKEN, SEED_CHANGES
+from tools.lab.serve import without_speculative
+from tools.measure import measure
+
+
+def _lab_with_reverted(seed_lab: Path, tmp_path: Path, changes: list[Change]) -> Path:
+    lab = tmp_path / "lab"
+    shutil.copytree(seed_lab, lab, ignore=shutil.ignore_patterns("__pycache__"))
+    for change in changes:
+        if not change.old:  # a new file: reverting removes it
+            (lab / change.file).unlink()
+            continue
+        Change(**{**change.model_dump(), "old": change.new, "new": change.old}).apply(lab)
+    return lab
+
+
+def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
+    config = load_config(lab)
+    result = measure(config, lab, lab / ".debug-agent-logs" / "bench.log",
+                     transform_argv=without_speculative if no_spec else None)
+    assert len(result.bench.samples) == config.bench.requests
+    return result.bench.metrics[metric].median
+
+
+def test_working_tree_reproduces_the_symptom(seed_lab: Path, tmp_path: Path) -> None:
+    lab = _lab_with_reverted(seed_lab, tmp_path, [])
+    assert _median(lab, "verify_ms") == pytest.approx(29.0, rel=0.10)
+    assert _median(lab, "tok_s") == pytest.approx(60.0, rel=0.10)
+    assert _median(lab, "tok_s", no_spec=True) == pytest.approx(82.0, rel=0.10)
+    assert _median(lab, "tpot_ms", no_spec=True) == pytest.approx(12.0, rel=0.10)
+
+
+def test_reverting_only_the_culprit_restores_19ms(seed_lab: Path, tmp_path: Path) -> None:
+    lab = _lab_with_reverted(seed_lab, tmp_path, [ALLREDUCE_PER_TOKEN])
+    assert _median(lab, "verify_ms") == pytest.approx(19.0, rel=0.10)
+    # fixed, speculation pays off again: faster than no speculation
+    assert _median(lab, "tok_s") > 82.0
+
+
+def test_reverting_every_decoy_changes_nothing(seed_lab: Path, tmp_path: Path) -> None:
+    decoys = [c for c in SEED_CHANGES if c.role == "decoy"]
+    lab = _lab_with_reverted(seed_lab, tmp_path, decoys)
+    assert _median(lab, "verify_ms") == pytest.approx(29.0, rel=0.05)
