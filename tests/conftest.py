@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tools.lab.changes import Change
 from tools.lab.create import create_lab
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +49,15 @@ def processes_under(path: Path) -> list[psutil.Process]:
         except psutil.Error:
             continue
     return found
+
+
+def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path:
+    """A copy of `lab` with `changes` undone in its working tree (the lab is not touched)."""
+    copy = tmp_path / f"lab-{len(list(tmp_path.iterdir()))}"
+    shutil.copytree(lab, copy, ignore=shutil.ignore_patterns("__pycache__", ".debug-agent-logs"))
+    for change in changes:
+        if not change.old:  # a new file: undoing it removes it
+            (copy / change.file).unlink()
+            continue
+        Change(**{**change.model_dump(), "old": change.new, "new": change.old}).apply(copy)
+    return copy

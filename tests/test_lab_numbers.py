@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import lab_copy_reverting
 from tools.config import load_config
-from tools.lab.changes import Change
 from tools.lab.seed import ALLREDUCE_PER_TOKEN, SEED_CHANGES
 from tools.lab.serve import without_speculative
 from tools.measure import measure
-
-
-def _lab_with_reverted(seed_lab: Path, tmp_path: Path, changes: list[Change]) -> Path:
-    lab = tmp_path / "lab"
-    shutil.copytree(seed_lab, lab, ignore=shutil.ignore_patterns("__pycache__"))
-    for change in changes:
-        if not change.old:  # a new file: reverting removes it
-            (lab / change.file).unlink()
-            continue
-        Change(**{**change.model_dump(), "old": change.new, "new": change.old}).apply(lab)
-    return lab
 
 
 def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
@@ -34,7 +22,7 @@ def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
 
 
 def test_working_tree_reproduces_the_symptom(seed_lab: Path, tmp_path: Path) -> None:
-    lab = _lab_with_reverted(seed_lab, tmp_path, [])
+    lab = lab_copy_reverting(seed_lab, tmp_path, [])
     assert _median(lab, "verify_ms") == pytest.approx(29.0, rel=0.10)
     assert _median(lab, "tok_s") == pytest.approx(60.0, rel=0.10)
     assert _median(lab, "tok_s", no_spec=True) == pytest.approx(82.0, rel=0.10)
@@ -42,7 +30,7 @@ def test_working_tree_reproduces_the_symptom(seed_lab: Path, tmp_path: Path) -> 
 
 
 def test_reverting_only_the_culprit_restores_19ms(seed_lab: Path, tmp_path: Path) -> None:
-    lab = _lab_with_reverted(seed_lab, tmp_path, [ALLREDUCE_PER_TOKEN])
+    lab = lab_copy_reverting(seed_lab, tmp_path, [ALLREDUCE_PER_TOKEN])
     assert _median(lab, "verify_ms") == pytest.approx(19.0, rel=0.10)
     # fixed, speculation pays off again: faster than no speculation
     assert _median(lab, "tok_s") > 82.0
@@ -50,5 +38,5 @@ def test_reverting_only_the_culprit_restores_19ms(seed_lab: Path, tmp_path: Path
 
 def test_reverting_every_decoy_changes_nothing(seed_lab: Path, tmp_path: Path) -> None:
     decoys = [c for c in SEED_CHANGES if c.role == "decoy"]
-    lab = _lab_with_reverted(seed_lab, tmp_path, decoys)
+    lab = lab_copy_reverting(seed_lab, tmp_path, decoys)
     assert _median(lab, "verify_ms") == pytest.approx(29.0, rel=0.05)

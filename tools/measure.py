@@ -22,14 +22,15 @@ class Measurement(BaseModel):
 
 def measure(config: TargetConfig, cwd: Path, log_path: Path,
             transform_argv: Callable[[list[str]], list[str]] | None = None,
-            env: dict[str, str] | None = None,
+            launch_env: dict[str, str] | None = None,
             on_phase: Callable[[str], None] | None = None,
             on_request: Callable[[int, int], None] | None = None) -> Measurement:
     port = free_port()
     argv = config.launch_argv(port)
     if transform_argv is not None:
         argv = transform_argv(argv)
-    launch_env = {**config.launch.env, **(env or {})}
+    if launch_env is None:
+        launch_env = config.launch.env
     if config.bench.kind != "generate":
         raise NotImplementedError(f"bench kind {config.bench.kind!r} is not supported yet")
     if on_phase:

@@ -20,7 +20,7 @@ def write_target_config(
     title: str,
     launch_env: dict[str, str],
     baseline_env: dict[str, str] | None = None,
-    symptom: str = "verify 29ms",
+    symptom: str | None = "verify 29ms",
 ) -> Path:
     baseline = ""
     if baseline_env is not None:
@@ -50,10 +50,9 @@ concurrency = 1
 input_len = 32
 output_len = 128
 warmup = 1
-
-[symptom]
-default = "{symptom}"
 """
+    if symptom is not None:
+        text += f'\n[symptom]\ndefault = "{symptom}"\n'
     path = dest / "debug-agent.toml"
     path.write_text(text)
     return path

@@ -46,7 +46,11 @@ class Engine:
             )
             proc.start()
             self.procs.append(proc)
-        self._wait_ready()
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.shutdown()
+            raise
 
     def _wait_ready(self) -> None:
         ready: set[int] = set()

@@ -49,6 +49,13 @@ def create_trtllm_mla_backend(runner):
     return TRTLLMMLABackend(runner)
 
 
+@register_attention_backend("torch_native")
+def create_torch_native_backend(runner):
+    from sglang.srt.layers.attention.torch_native_backend import TorchNativeAttnBackend
+
+    return TorchNativeAttnBackend(runner)
+
+
 def create_attention_backend(name: str, runner):
     if name not in ATTENTION_BACKENDS:
         raise ValueError(f"Invalid attention backend: {name}")

@@ -1,0 +1,98 @@
+"""Generated labs: reproducible per seed, every seed launches, and their ground truth is true."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import lab_copy_reverting, run_cli
+from tools.config import load_config
+from tools.lab.create import create_lab
+from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, SHAPES, draw_scenario
+from tools.lab.truth import load_truth
+from tools.measure import measure
+from tools.server import free_port, running_server
+
+
+def _diff(lab: Path) -> str:
+    return subprocess.run(["git", "-C", str(lab), "diff", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_same_seed_same_scenario(tmp_path: Path) -> None:
+    for seed in (1, 7):
+        a, b = tmp_path / f"a{seed}", tmp_path / f"b{seed}"
+        assert run_cli("lab", "create", "random", str(a), "--seed", str(seed)).returncode == 0
+        assert run_cli("lab", "create", "random", str(b), "--seed", str(seed)).returncode == 0
+        assert _diff(a) == _diff(b) != ""
+        assert (a / "debug-agent.toml").read_text() == (b / "debug-agent.toml").read_text()
+        assert load_truth(a).model_dump() == load_truth(b).model_dump()
+    assert _diff(tmp_path / "a1") != _diff(tmp_path / "a7")
+
+
+def test_every_shape_and_size_is_drawn() -> None:
+    scenarios = [draw_scenario(seed) for seed in range(300)]
+    assert {s.shape for s in scenarios} == set(SHAPES)
+    sizes = {s.size for s in scenarios}
+    assert min(sizes) == MIN_CHANGES and max(sizes) == MAX_CHANGES
+    kinds = {c.kind for s in scenarios for c in s.changes}
+    for kind in ("unexecuted-backend", "other-architecture-branch", "comment-only",
+                 "log-message-only", "env-not-propagated", "perf-neutral-refactor",
+                 "small-improvement", "interacting-pair", "additive", "server-arg-default"):
+        assert kind in kinds
+
+
+def test_fifty_seeds_all_launch(tmp_path: Path) -> None:
+    for seed in range(50):
+        lab = tmp_path / str(seed)
+        info = create_lab("random", lab, seed=seed)
+        assert MIN_CHANGES <= info.changes <= MAX_CHANGES
+        truth = load_truth(lab)
+        assert truth.regression == bool(truth.culprits)
+        config = load_config(lab)
+        port = free_port()
+        with running_server(config.launch_argv(port), lab, config.launch.env, port,
+                            lab / "server.log", timeout_s=60) as server:
+            reply = httpx.post(server.base_url + "/generate", timeout=30, json={
+                "text": "hi", "sampling_params": {"max_new_tokens": 4}}).json()
+            assert reply["meta_info"]["completion_tokens"] == 4, seed
+
+
+def _first_seed(shape: str) -> int:
+    return next(seed for seed in range(1000) if draw_scenario(seed).shape == shape)
+
+
+def _verify_ms(lab: Path, env: dict[str, str]) -> float:
+    config = load_config(lab)
+    result = measure(config, lab, lab / "bench.log", launch_env=env)
+    return result.bench.metrics["verify_ms"].median
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_ground_truth_holds_when_measured(shape: str, tmp_path: Path) -> None:
+    """Undo everything: good. As is: bad. Undo only the culprits: good again."""
+    seed = _first_seed(shape)
+    scenario = draw_scenario(seed)
+    lab = tmp_path / "lab"
+    create_lab("random", lab, seed=seed)
+    config = load_config(lab)
+    bad_env = config.launch.env
+    good_env = config.baseline.env or bad_env
+    fixed_env = {k: v for k, v in bad_env.items()
+                 if not any(e.name == k and e.role == "culprit" for e in scenario.env)}
+    culprits = [c for c in scenario.changes if c.role == "culprit"]
+    good = _verify_ms(lab_copy_reverting(lab, tmp_path, scenario.changes), good_env)
+    bad = _verify_ms(lab, bad_env)
+    fixed = _verify_ms(lab_copy_reverting(lab, tmp_path, culprits), fixed_env)
+    assert fixed == pytest.approx(good, rel=0.07), (shape, seed, good, bad, fixed)
+    if shape == "control":
+        assert bad == pytest.approx(good, rel=0.07), (seed, good, bad)
+    else:
+        assert bad > 1.15 * good, (shape, seed, good, bad)
+    if shape == "pair":  # either half alone is harmless
+        for half in culprits:
+            alone = _verify_ms(lab_copy_reverting(lab, tmp_path, [half]), bad_env)
+            assert alone == pytest.approx(good, rel=0.07), (half.file, good, alone)
