@@ -1,4 +1,4 @@
-"""Generated scenarios: 4–15 candidate changes drawn from the library, the same for the same seed."""
+"""Generated scenarios: 4 to 15 changes drawn from the library, the same for the same seed."""
 
 from __future__ import annotations
 
