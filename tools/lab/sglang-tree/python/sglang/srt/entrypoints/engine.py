@@ -9,6 +9,7 @@ import queue
 import time
 import uuid
 
+from sglang.srt.managers.channel import Channel
 from sglang.srt.managers.scheduler import run_scheduler_process
 
 logger = logging.getLogger(__name__)
@@ -34,8 +35,8 @@ class Engine:
     def __init__(self, server_args) -> None:
         self.server_args = server_args
         ctx = mp.get_context("spawn")
-        self.req_queue = ctx.Queue()
-        self.out_queue = ctx.Queue()
+        self.req_queue = Channel(ctx)
+        self.out_queue = Channel(ctx)
         self.procs: list[mp.process.BaseProcess] = []
         for tp_rank in range(server_args.tp_size):
             proc = ctx.Process(

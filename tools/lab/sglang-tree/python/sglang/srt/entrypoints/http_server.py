@@ -85,6 +85,7 @@ def _sampling_max_new_tokens(params: dict, key: str) -> int:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as uvicorn does: small replies must not wait for an ACK
     server_version = "uvicorn"
     sys_version = ""
     app: App  # set on the class by serve()
