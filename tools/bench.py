@@ -1,4 +1,4 @@
-"""Load generator against SGLang's /generate: per-request samples and the metrics derived from them.
+"""Load generator against SGLang's /generate and /v1/completions: samples and derived metrics.
 
 Times come from the server's own meta_info (`e2e_latency`, and the first streamed chunk for the
 time to first token) when it reports them, else from the client's clock; each metric says which.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -50,6 +50,44 @@ def _prompt(input_len: int, i: int) -> str:
     return (f"request {i}: " + "tell me about speculative decoding " * input_len)[: input_len * 4]
 
 
+def _stream_chunks(client: httpx.Client, url: str, body: dict) -> Iterator[dict]:
+    """The JSON objects of a server-sent-event stream (`data: {...}` lines, `[DONE]` ends it)."""
+    with client.stream("POST", url, json=body) as response:
+        if response.status_code != 200:
+            response.read()
+            raise BenchError(f"POST {url} returned HTTP {response.status_code}: "
+                             f"{response.text[:200]!r}")
+        for line in response.iter_lines():
+            if not line.startswith("data:") or line.strip() == "data: [DONE]":
+                continue
+            try:
+                yield json.loads(line[5:])
+            except json.JSONDecodeError:
+                raise BenchError(f"POST {url} streamed a line that is not JSON: "
+                                 f"{line[:120]!r}") from None
+
+
+def _one_openai(client: httpx.Client, url: str, model: str, input_len: int, output_len: int,
+                i: int) -> RequestSample:
+    body = {"model": model, "prompt": _prompt(input_len, i), "max_tokens": output_len,
+            "temperature": 0.0, "stream": True, "ignore_eos": True,
+            "stream_options": {"include_usage": True}}
+    start = time.perf_counter()
+    first = None
+    chunks = 0
+    usage: dict = {}
+    for chunk in _stream_chunks(client, url, body):
+        if chunk.get("choices"):
+            chunks += 1
+            if first is None:
+                first = time.perf_counter() - start
+        usage = chunk.get("usage") or usage
+    latency = time.perf_counter() - start
+    tokens = usage.get("completion_tokens") or chunks
+    return RequestSample(latency_s=latency, ttft_s=first, prompt_tokens=usage.get(
+        "prompt_tokens"), completion_tokens=tokens, time_source="client", meta_info=usage)
+
+
 def _one_generate(client: httpx.Client, url: str, input_len: int, output_len: int,
                   i: int) -> RequestSample:
     body = {"text": _prompt(input_len, i), "stream": True,
@@ -58,19 +96,11 @@ def _one_generate(client: httpx.Client, url: str, input_len: int, output_len: in
     start = time.perf_counter()
     first_client = first_server = None
     meta: dict = {}
-    with client.stream("POST", url, json=body) as response:
-        if response.status_code != 200:
-            response.read()
-            raise BenchError(f"POST {url} returned HTTP {response.status_code}: "
-                             f"{response.text[:200]}")
-        for line in response.iter_lines():
-            if not line.startswith("data:") or line.strip() == "data: [DONE]":
-                continue
-            chunk = json.loads(line[5:])
-            meta = chunk.get("meta_info") or {}
-            if first_client is None:
-                first_client = time.perf_counter() - start
-                first_server = meta.get("e2e_latency")
+    for chunk in _stream_chunks(client, url, body):
+        meta = chunk.get("meta_info") or {}
+        if first_client is None:
+            first_client = time.perf_counter() - start
+            first_server = meta.get("e2e_latency")
     client_latency = time.perf_counter() - start
     if "completion_tokens" not in meta:
         raise BenchError(f"POST {url} replied without meta_info.completion_tokens")
@@ -108,25 +138,46 @@ def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
     }
 
 
-def run_generate_bench(base_url: str, requests: int, concurrency: int, input_len: int,
-                       output_len: int, warmup: int = 1, timeout_s: float = 600.0,
-                       on_done: Callable[[int, int], None] | None = None) -> BenchResult:
-    """`requests` streamed /generate calls at `concurrency`, after `warmup` discarded ones."""
-    url = base_url.rstrip("/") + "/generate"
+def _model_name(client: httpx.Client, base_url: str) -> str:
+    try:
+        models = client.get(base_url + "/v1/models").json().get("data") or []
+        return models[0]["id"] if models else "default"
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return "default"
+
+
+def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, input_len: int,
+                   output_len: int, warmup: int = 1, timeout_s: float = 600.0,
+                   on_done: Callable[[int, int], None] | None = None) -> BenchResult:
+    """`requests` streamed calls at `concurrency`, after `warmup` discarded ones.
+
+    kind "generate" posts to SGLang's /generate, "openai" to /v1/completions.
+    """
+    base_url = base_url.rstrip("/")
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     try:
         # plain HTTP to a local server: skip building a TLS context (tens of ms per client)
         with httpx.Client(timeout=timeout_s, limits=limits, verify=False) as client:
+            if kind == "openai":
+                url, model = base_url + "/v1/completions", _model_name(client, base_url)
+
+                def one(i: int) -> RequestSample:
+                    return _one_openai(client, url, model, input_len, output_len, i)
+            else:
+                url = base_url + "/generate"
+
+                def one(i: int) -> RequestSample:
+                    return _one_generate(client, url, input_len, output_len, i)
+
             for i in range(warmup):
-                _one_generate(client, url, input_len, output_len, -1 - i)
+                one(-1 - i)
             with ThreadPoolExecutor(max_workers=concurrency) as pool:
-                futures = [pool.submit(_one_generate, client, url, input_len, output_len, i)
-                           for i in range(requests)]
                 samples = []
-                for future in futures:
+                for future in [pool.submit(one, i) for i in range(requests)]:
                     samples.append(future.result())
                     if on_done:
                         on_done(len(samples), requests)
     except httpx.HTTPError as e:
-        raise BenchError(f"benchmark request to {url} failed: {e}") from None
+        raise BenchError(f"benchmark request to {base_url} failed: {type(e).__name__}: "
+                         f"{e}") from None
     return BenchResult(samples=samples, metrics=derive_metrics(samples))

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tools.errors import ToolError
 
@@ -49,8 +49,23 @@ class BenchSection(_Section):
     input_len: int = Field(default=32, ge=1)
     output_len: int = Field(default=256, ge=1)
     warmup: int = Field(default=1, ge=0)
-    command: str | None = None  # kind = "command": any benchmark command
+    timeout_s: float = 1800.0
+    # kind = "command": any benchmark command ({base_url}, {port}, {python} are filled in); its
+    # metric comes from `metric_regex` (group 1 of each match is one sample) or from the
+    # `metric_key` of each record of the JSONL file `metric_jsonl`, or from an
+    # sglang.bench_serving result block in its output
+    command: str | None = None
+    metric: str = "metric"
+    unit: str = ""
     metric_regex: str | None = None
+    metric_jsonl: str | None = None
+    metric_key: str | None = None
+
+    @model_validator(mode="after")
+    def _command_needs_a_command(self) -> BenchSection:
+        if self.kind == "command" and not self.command:
+            raise ValueError('kind = "command" needs bench.command')
+        return self
 
 
 class SymptomSection(_Section):

@@ -1,15 +1,36 @@
-"""One measurement: launch the target's server, run its benchmark, stop the server."""
+"""One measurement: launch the server in a folder, run the benchmark, stop the server."""
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.bench import BenchResult, run_generate_bench
+from tools.bench import BenchResult, run_http_bench
+from tools.bench_command import run_command_bench
 from tools.config import TargetConfig
+from tools.errors import ToolError
 from tools.server import free_port, running_server
+from tools.worker_env import WorkerEnv, worker_env
+
+
+def launch_port(command: str) -> int:
+    """A free port for `{port}`; or the fixed `--port N` of a command without the placeholder."""
+    if "{port}" in command:
+        return free_port()
+    argv = shlex.split(command)
+    for i, arg in enumerate(argv):
+        value = arg.split("=", 1)[1] if arg.startswith("--port=") else (
+            argv[i + 1] if arg == "--port" and i + 1 < len(argv) else None)
+        if value is not None:
+            if not value.isdigit():
+                raise ToolError(f"launch.command has --port {value!r}, not a number")
+            return int(value)
+    raise ToolError("launch.command needs {port} (or a fixed --port N) so the server can be "
+                    "reached")
 
 
 class Measurement(BaseModel):
@@ -17,30 +38,40 @@ class Measurement(BaseModel):
     env: dict[str, str]
     log_path: str
     ready_s: float
+    worker_env: WorkerEnv  # what each process of the server was started with
     bench: BenchResult
 
 
 def measure(config: TargetConfig, cwd: Path, log_path: Path,
             transform_argv: Callable[[list[str]], list[str]] | None = None,
             launch_env: dict[str, str] | None = None,
+            command: str | None = None,
+            requests: int | None = None,
             on_phase: Callable[[str], None] | None = None,
             on_request: Callable[[int, int], None] | None = None) -> Measurement:
-    port = free_port()
-    argv = config.launch_argv(port)
+    """Launch `config`'s command (or `command`) in `cwd`, bench it, stop it.
+
+    `transform_argv` edits the command line, `launch_env` replaces [launch] env.
+    """
+    port = launch_port(command or config.launch.command)
+    argv = config.launch_argv(port, command)
     if transform_argv is not None:
         argv = transform_argv(argv)
-    if launch_env is None:
-        launch_env = config.launch.env
-    if config.bench.kind != "generate":
-        raise NotImplementedError(f"bench kind {config.bench.kind!r} is not supported yet")
+    env = config.launch.env if launch_env is None else launch_env
     if on_phase:
         on_phase("loading")
-    with running_server(argv, cwd, launch_env, port, log_path, config.launch.ready,
+    with running_server(argv, cwd, env, port, log_path, config.launch.ready,
                         config.launch.timeout_s) as server:
+        workers = worker_env(server.pid)
         if on_phase:
             on_phase("benchmark")
         b = config.bench
-        result = run_generate_bench(server.base_url, b.requests, b.concurrency, b.input_len,
-                                    b.output_len, b.warmup, on_done=on_request)
-    return Measurement(argv=argv, env=launch_env, log_path=str(log_path),
-                       ready_s=server.ready_s, bench=result)
+        if b.kind == "command":
+            result = run_command_bench(b, cwd, {**os.environ, **env}, server.base_url, port,
+                                       log_path.with_suffix(".bench.log"))
+        else:
+            result = run_http_bench(server.base_url, b.kind, requests or b.requests,
+                                    b.concurrency, b.input_len, b.output_len, b.warmup,
+                                    b.timeout_s, on_done=on_request)
+    return Measurement(argv=argv, env=env, log_path=str(log_path), ready_s=server.ready_s,
+                       worker_env=workers, bench=result)

@@ -1,7 +1,14 @@
-"""Server lifecycle: launch a command in its own process group, wait until ready, stop it all."""
+"""Server lifecycle: launch a command in its own process group, wait until ready, stop it all.
+
+Every launch leaves a pidfile in the state folder until its group is stopped. If the agent is
+killed with SIGKILL (no `finally` runs), the next start finds the pidfile of a server whose owner
+is gone and stops that group: no server outlives its experiment for longer than that.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
 import socket
@@ -12,10 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import psutil
 from pydantic import BaseModel
 
 from tools.errors import ToolError
-from tools.procs import start_group, stop_group
+from tools.procs import live_group_members, start_group, stop_group
+from tools.state import state_dir
 
 
 class ServerError(ToolError):
@@ -32,6 +41,12 @@ class ServerInfo(BaseModel):
     base_url: str
     log_path: str
     ready_s: float
+
+
+class ReapedServer(BaseModel):
+    pid: int
+    owner_pid: int
+    argv: list[str]
 
 
 def free_port() -> int:
@@ -53,6 +68,50 @@ def log_tail(path: Path, lines: int = 12) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _pid_dir() -> Path:
+    return state_dir() / "servers"
+
+
+def _write_pidfile(proc: subprocess.Popen, argv: list[str]) -> Path:
+    path = _pid_dir() / f"{proc.pid}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    created = psutil.Process(proc.pid).create_time()
+    path.write_text(json.dumps({"pid": proc.pid, "owner_pid": os.getpid(), "argv": argv,
+                                "create_time": created}))
+    return path
+
+
+def reap_stale_servers() -> list[ReapedServer]:
+    """Stop the process groups of servers whose launching agent died without stopping them."""
+    reaped = []
+    for pidfile in sorted(_pid_dir().glob("*.json")):
+        try:
+            record = json.loads(pidfile.read_text())
+            pid, owner = int(record["pid"]), int(record["owner_pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pidfile.unlink(missing_ok=True)
+            continue
+        if psutil.pid_exists(owner) and owner != os.getpid():
+            continue  # its agent is alive and will stop it
+        # members of its group that started after it (a recycled pgid would be older)
+        started = float(record.get("create_time", 0)) - 1.0
+        survivors = [p for p in live_group_members(pid) if _created(p) >= started]
+        for member in survivors:
+            with contextlib.suppress(psutil.Error):
+                member.kill()
+        if survivors:
+            reaped.append(ReapedServer(pid=pid, owner_pid=owner, argv=record.get("argv", [])))
+        pidfile.unlink(missing_ok=True)
+    return reaped
+
+
+def _created(proc: psutil.Process) -> float:
+    try:
+        return proc.create_time()
+    except psutil.Error:
+        return 0.0
+
+
 def _ready(base_url: str, ready: str, log_path: Path, client: httpx.Client) -> bool:
     if ready.startswith("log:"):
         try:
@@ -68,18 +127,18 @@ def _ready(base_url: str, ready: str, log_path: Path, client: httpx.Client) -> b
 def wait_ready(proc: subprocess.Popen, base_url: str, ready: str, log_path: Path,
                timeout_s: float) -> float:
     start = time.monotonic()
-    with httpx.Client(timeout=2.0) as client:
+    with httpx.Client(timeout=2.0, verify=False) as client:
         while True:
             if _ready(base_url, ready, log_path, client):
                 return time.monotonic() - start
             code = proc.poll()
             if code is not None:
                 tail = log_tail(log_path, 1).strip()
-                raise ServerError(f"server exited with code {code} during start-up: {tail}",
-                                  log_path)
+                raise ServerError(f"server exited with code {code} during start-up: {tail} "
+                                  f"(log: {log_path})", log_path)
             if time.monotonic() - start > timeout_s:
-                raise ServerError(f"server not ready after {timeout_s:g} s "
-                                  f"(waited for {ready})", log_path)
+                raise ServerError(f"server not ready after {timeout_s:g} s (waited for {ready}; "
+                                  f"log: {log_path})", log_path)
             time.sleep(0.05)
 
 
@@ -90,9 +149,9 @@ def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, l
     if port_in_use(port):
         raise ServerError(f"port {port} is already in use on 127.0.0.1")
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    full_env = {**os.environ, **env}
     with open(log_path, "ab") as log:
-        proc = start_group(argv, cwd, full_env, output=log)
+        proc = start_group(argv, cwd, {**os.environ, **env}, output=log)
+    pidfile = _write_pidfile(proc, argv)
     base_url = f"http://127.0.0.1:{port}"
     try:
         ready_s = wait_ready(proc, base_url, ready, log_path, timeout_s)
@@ -100,3 +159,4 @@ def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, l
                          ready_s=ready_s)
     finally:
         stop_group(proc)
+        pidfile.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from tools.lab.changes import LabError
+from tools.state import state_dir
 
 
 class TruthEntry(BaseModel):
@@ -31,10 +32,7 @@ class Truth(BaseModel):
 
 def truth_dir() -> Path:
     base = os.environ.get("DEBUG_AGENT_LAB_TRUTH_DIR")
-    if base:
-        return Path(base)
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "debug-agent" / "lab-truth"
+    return Path(base) if base else state_dir() / "lab-truth"
 
 
 def truth_path(lab_dir: Path) -> Path:

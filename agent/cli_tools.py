@@ -1,0 +1,130 @@
+"""The tools as commands, one hygienic step at a time: diff, experiment, env, logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tools.errors import ToolError
+
+ConfigOpt = Annotated[Path, typer.Option("--config", help="The target config (default: "
+                                         "./debug-agent.toml).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _load(config_path: Path):
+    from tools.candidates import list_candidates
+    from tools.config import load_config
+
+    config = load_config(config_path)
+    config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
+    cands = list_candidates(config_dir / config.target.repo, config)
+    if not cands.candidates:
+        raise ToolError(f"no difference between the working tree and the good ref "
+                        f"{config.target.good!r}, and no env or arg difference: nothing to test")
+    return config, config_dir, cands
+
+
+def _split_ids(values: list[str]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _parse_env(pairs: list[str]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ToolError(f"--env {pair!r}: expected NAME=VALUE")
+        env[name] = value
+    return env
+
+
+def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False) -> None:
+    """List the candidates (hunks, env and server-arg differences) with their stable ids."""
+    _, _, cands = _load(config)
+    if as_json:
+        typer.echo(json.dumps({"good": cands.good, "good_sha": cands.good_sha,
+                               "candidates": [c.summary() for c in cands.candidates]}, indent=2))
+        return
+    from agent.views import candidates_table
+
+    candidates_table(cands)
+
+
+def experiment(
+    revert: Annotated[list[str], typer.Option(help="Candidate ids to undo (comma-separated "
+                                              "or repeated); starts from the bad state.")] = [],  # noqa: B006
+    apply: Annotated[list[str], typer.Option(help="Candidate ids to add to the good state.")
+                     ] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option(help="Extra env for the server, NAME=VALUE.")
+                   ] = [],  # noqa: B006
+    arg: Annotated[list[str], typer.Option(help='Extra server args, e.g. "--attention-backend '
+                                           'flashinfer".')] = [],  # noqa: B006
+    samples: Annotated[int | None, typer.Option(min=1, help="Benchmark requests per launch "
+                                                "(default: [bench] requests).")] = None,
+    launches: Annotated[int, typer.Option(min=1, help="Launches (replicates).")] = 1,
+    metric: Annotated[str | None, typer.Option(help="verify_ms | tok_s | tpot_ms | ttft_ms | "
+                                               "accept_len (default: from the symptom).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for logs and the applied patch.")
+                   ] = None,
+    config: ConfigOpt = Path("debug-agent.toml"),
+    as_json: JsonOpt = False,
+) -> None:
+    """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
+    from agent.views import experiment_progress, experiment_summary
+    from tools.experiment import ExperimentSpec, run_experiment
+    from tools.session_paths import new_run_dir, sessions_root
+
+    target, config_dir, cands = _load(config)
+    spec = ExperimentSpec(reverted=_split_ids(revert), applied=_split_ids(apply),
+                          env=_parse_env(env), args=arg)
+    cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
+    run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(cands.repo)), "experiment")
+    name = metric or _default_metric(target)
+    with experiment_progress(enabled=not as_json, requests=samples or target.bench.requests,
+                             launches=launches) as progress:
+        result = run_experiment(target, config_dir, cands, spec, name, run_dir, samples,
+                                launches, on_phase=progress.phase, on_request=progress.request)
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+    else:
+        experiment_summary(result)
+
+
+def _default_metric(config) -> str | None:
+    if config.bench.kind == "command":
+        return config.bench.metric
+    if config.symptom.default:
+        from agent.symptom import parse_symptom
+
+        return parse_symptom(config.symptom.default).metric
+    return None
+
+
+def env(
+    pid: Annotated[int, typer.Argument(help="The server's main process.")],
+    var: Annotated[list[str], typer.Option(help="Only these variables.")] = [],  # noqa: B006
+    as_json: JsonOpt = False,
+) -> None:
+    """The NCCL_*/SGLANG_*/CUDA_*/PYTHON* variables each process of a server was started with."""
+    from tools.worker_env import worker_env
+
+    report = worker_env(pid)
+    if var:
+        for proc in report.processes:
+            proc.env = {k: v for k, v in proc.env.items() if k in var}
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    from agent.views import worker_env_table
+
+    worker_env_table(report, var)
+
+
+def register_tool_commands(app: typer.Typer) -> None:
+    app.command()(diff)
+    app.command()(experiment)
+    app.command()(env)

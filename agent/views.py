@@ -1,0 +1,111 @@
+"""Terminal views (rich) of tool results: tables and progress."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+from rich.table import Table
+
+from tools.candidates import CandidateSet
+from tools.experiment import ExperimentResult
+from tools.worker_env import WorkerEnv
+
+console = Console()
+
+
+def candidates_table(cands: CandidateSet) -> None:
+    table = Table(title=f"candidates against {cands.good} ({cands.good_sha[:10]})")
+    for col in ("id", "kind", "where", "+/-", "origin"):
+        table.add_column(col, overflow="fold")
+    for c in cands.candidates:
+        if c.kind == "hunk":
+            where, delta = f"{c.file} {c.header}", f"+{c.added} -{c.removed}"
+        else:
+            where, delta = f"{c.name}", f"{c.good!r} -> {c.bad!r}"
+        table.add_row(c.id, c.kind, where, delta, c.origin)
+    console.print(table)
+
+
+class _Progress:
+    def __init__(self, progress: Progress | None, requests: int, launches: int) -> None:
+        self.progress = progress
+        self.requests = requests
+        self.launch = 0
+        self.launches = launches
+        self.task = progress.add_task("preparing worktree", total=requests) if progress else None
+
+    def phase(self, name: str) -> None:
+        if self.progress is None or self.task is None:
+            return
+        if name == "loading":
+            self.launch += 1
+            label = f"launch {self.launch}/{self.launches}: server loading"
+            self.progress.update(self.task, description=label, completed=0)
+        else:
+            self.progress.update(self.task, description=f"launch {self.launch}/{self.launches}: "
+                                                        "benchmark")
+
+    def request(self, done: int, total: int) -> None:
+        if self.progress is not None and self.task is not None:
+            self.progress.update(self.task, completed=done, total=total)
+
+
+@contextmanager
+def experiment_progress(enabled: bool, requests: int, launches: int) -> Iterator[_Progress]:
+    if not enabled:
+        yield _Progress(None, requests, launches)
+        return
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), console=Console(stderr=True), transient=True) as bar:
+        yield _Progress(bar, requests, launches)
+
+
+def experiment_summary(result: ExperimentResult) -> None:
+    spec = result.config
+    state = (f"reverted {', '.join(spec.reverted)}" if spec.reverted else
+             f"good + {', '.join(spec.applied)}" if spec.applied else "the bad state as is")
+    m = result.metric
+    console.print(f"[bold]{m.name}[/bold] median {m.median:.2f} {m.unit} over {len(m.samples)} "
+                  f"samples, {result.launches} launch(es) — {state}")
+    values = ", ".join(f"{v:.2f}" for v in m.samples[:16])
+    console.print(f"  samples: {values}{' …' if len(m.samples) > 16 else ''}")
+    table = Table(title="all metrics (median, pooled over launches)")
+    for col in ("metric", "median", "mean", "unit", "source"):
+        table.add_column(col)
+    for metric in result.metrics.values():
+        table.add_row(metric.name, f"{metric.median:.2f}", f"{metric.mean:.2f}", metric.unit,
+                      metric.source)
+    console.print(table)
+    for line in env_arrival_lines(result.worker_env, prefix="NCCL_"):
+        console.print("  " + line)
+    console.print(f"  server log: {result.log}")
+
+
+def env_arrival_lines(report: WorkerEnv, prefix: str) -> list[str]:
+    """One line per variable: its value in each role ("scheduler x8=LL, main=unset")."""
+    lines = []
+    for name in sorted({k for p in report.processes for k in p.env if k.startswith(prefix)}):
+        by_role: dict[tuple[str, str], int] = {}
+        for proc in report.processes:
+            key = (proc.role, proc.env.get(name, "unset"))
+            by_role[key] = by_role.get(key, 0) + 1
+        parts = [f"{role}{f' x{n}' if n > 1 else ''}={value}"
+                 for (role, value), n in sorted(by_role.items())]
+        lines.append(f"{name}: {', '.join(parts)}")
+    return lines
+
+
+def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
+    names = only or sorted({k for p in report.processes for k in p.env})
+    table = Table(title=f"environment at start of each process under pid {report.root_pid}")
+    table.add_column("pid")
+    table.add_column("role")
+    for name in names:
+        table.add_column(name)
+    for proc in report.processes:
+        table.add_row(str(proc.pid), proc.role, *[proc.env.get(n, "-") for n in names])
+    console.print(table)
+    console.print(f"source: {report.source}")

@@ -1,0 +1,78 @@
+"""The `command` bench: any benchmark command; its metric read from its output or a JSONL file."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from tools.bench import BenchError, BenchResult, Metric
+from tools.config import BenchSection
+
+
+def _fill(template: str, base_url: str, port: int) -> str:
+    return (template.replace("{base_url}", base_url).replace("{port}", str(port))
+            .replace("{python}", sys.executable))
+
+
+def _from_regex(pattern: str, text: str) -> list[float]:
+    try:
+        regex = re.compile(pattern, re.MULTILINE)
+    except re.error as e:
+        raise BenchError(f"bench.metric_regex {pattern!r} is not a valid regex: {e}") from None
+    values = []
+    for match in regex.finditer(text):
+        raw = match.group(1) if regex.groups else match.group(0)
+        try:
+            values.append(float(raw))
+        except ValueError:
+            continue
+    return values
+
+
+def _from_jsonl(path: Path, key: str) -> list[float]:
+    values = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        raise BenchError(f"cannot read the bench's JSONL file {path}: {e.strerror}") from None
+    for line in lines:
+        try:
+            value = json.loads(line).get(key)
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(value, int | float) and math.isfinite(value):
+            values.append(float(value))
+    return values
+
+
+def run_command_bench(bench: BenchSection, cwd: Path, env: dict[str, str], base_url: str,
+                      port: int, log_path: Path) -> BenchResult:
+    command = _fill(bench.command or "", base_url, port)
+    try:
+        done = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True,
+                              text=True, errors="replace", timeout=bench.timeout_s)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"bench command timed out after {bench.timeout_s:g} s") from None
+    output = done.stdout + done.stderr
+    log_path.write_text(f"$ {command}\n{output}")
+    if done.returncode != 0:
+        last = output.strip().splitlines()[-1] if output.strip() else ""
+        raise BenchError(f"bench command exited with {done.returncode}: {last}")
+    if bench.metric_regex:
+        values = _from_regex(bench.metric_regex, output)
+    elif bench.metric_jsonl and bench.metric_key:
+        values = _from_jsonl(cwd / _fill(bench.metric_jsonl, base_url, port), bench.metric_key)
+    else:
+        raise BenchError("a command bench needs bench.metric_regex, or bench.metric_jsonl with "
+                         "bench.metric_key")
+    if not values:
+        raise BenchError(f"the bench command's output has no value for {bench.metric!r} "
+                         f"(see {log_path})")
+    metric = Metric(name=bench.metric, unit=bench.unit, median=statistics.median(values),
+                    mean=statistics.fmean(values), samples=values, source="command")
+    return BenchResult(samples=[], metrics={bench.metric: metric})

@@ -1,0 +1,166 @@
+"""One controlled experiment: a state built from candidates, launched, benchmarked, stopped.
+
+The state starts from the bad side (working tree, [launch]) with `--revert` candidates undone,
+or from the good side (good ref, [baseline]) with `--apply` candidates added. It is built in a
+scratch worktree; the user's repository is only read.
+"""
+
+from __future__ import annotations
+
+import shlex
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from tools.bench import Metric, RequestSample
+from tools.candidates import Candidate, CandidateSet, open_repo
+from tools.config import TargetConfig
+from tools.errors import ToolError
+from tools.measure import measure
+from tools.server import reap_stale_servers
+from tools.worker_env import WorkerEnv
+from tools.worktree import reap_stale_worktrees, scratch_worktree
+
+
+class ExperimentSpec(BaseModel):
+    reverted: list[str] = Field(default_factory=list)
+    applied: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)  # extra env on top of the state's
+    args: list[str] = Field(default_factory=list)  # extra server args, appended
+
+
+class MetricSummary(BaseModel):
+    name: str
+    unit: str
+    median: float
+    samples: list[float]
+
+
+class ExperimentResult(BaseModel):
+    config: ExperimentSpec
+    metric: MetricSummary
+    metrics: dict[str, Metric]
+    launches: int
+    log: str
+    logs: list[str]
+    hunks: list[str]  # ids of the hunks in the tested tree
+    good_sha: str
+    samples: list[RequestSample]
+    worker_env: WorkerEnv  # of the last launch
+    wall_s: float
+
+
+def set_flag(argv: list[str], flag: str, value: str | None) -> list[str]:
+    """argv with every `flag` removed, then `flag value` appended (value "" = bare switch)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            if not arg.startswith("--"):
+                continue
+        if arg == flag:
+            skip = True
+            continue
+        if arg.startswith(flag + "="):
+            continue
+        out.append(arg)
+    if value is not None:
+        out += [flag] if value == "" else [flag, value]
+    return out
+
+
+class _State(BaseModel):
+    hunks: list[Candidate]
+    env: dict[str, str]
+    command: str  # the launch command line template
+    flags: dict[str, str | None]  # server args set (or removed, None) on top of it
+    extra_args: list[str]
+
+    def argv(self, argv: list[str]) -> list[str]:
+        for flag, value in self.flags.items():
+            argv = set_flag(argv, flag, value)
+        return argv + [a for extra in self.extra_args for a in shlex.split(extra)]
+
+
+def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _State:
+    if spec.reverted and spec.applied:
+        raise ToolError("use --revert (start from the bad state) or --apply (start from the "
+                        "good state), not both")
+    from_good = bool(spec.applied)
+    chosen = cands.by_id(spec.applied if from_good else spec.reverted)
+    chosen_ids = {c.id for c in chosen}
+    hunks = [c for c in cands.candidates if c.kind == "hunk"
+             and ((c.id in chosen_ids) if from_good else (c.id not in chosen_ids))]
+    good_env = config.baseline.env if config.baseline.env is not None else config.launch.env
+    env = dict(good_env if from_good else config.launch.env)
+    flags: dict[str, str | None] = {}
+    for c in chosen:
+        value = c.bad if from_good else c.good
+        if c.kind == "env":
+            env.pop(c.name or "", None)
+            if value is not None:
+                env[c.name or ""] = value
+        elif c.kind == "arg":
+            flags[c.name or ""] = value
+    env.update(spec.env)
+    command = config.launch.command
+    if from_good and config.baseline.command:
+        command = config.baseline.command
+    return _State(hunks=hunks, env=env, command=command, flags=flags, extra_args=spec.args)
+
+
+def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
+                   spec: ExperimentSpec, metric: str | None, out_dir: Path,
+                   samples: int | None = None, launches: int = 1,
+                   on_phase: Callable[[str], None] | None = None,
+                   on_request: Callable[[int, int], None] | None = None) -> ExperimentResult:
+    start = time.monotonic()
+    repo = open_repo(config_dir / config.target.repo)
+    repo_root = Path(repo.working_tree_dir or ".")
+    reap_stale_servers()
+    reap_stale_worktrees(repo_root)
+    state = _state(config, cands, spec)
+    try:
+        subdir = config_dir.resolve().relative_to(repo_root.resolve())
+    except ValueError:
+        subdir = Path(".")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    measured, logs = [], []
+    with scratch_worktree(repo_root, cands.good_sha, [h.patch for h in state.hunks],
+                          keep_patch=out_dir / "state.patch") as tree:
+        for i in range(launches):
+            log = out_dir / f"server-{i + 1}.log"
+            logs.append(str(log))
+            measured.append(measure(config, tree / subdir, log, transform_argv=state.argv,
+                                    launch_env=state.env, command=state.command,
+                                    requests=samples, on_phase=on_phase, on_request=on_request))
+    pooled = _pool([m.bench.metrics for m in measured])
+    if metric is None:  # the speculative cycle when there is one, else throughput
+        metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
+    if metric not in pooled:
+        raise ToolError(f"the benchmark did not measure {metric!r}; it measured: "
+                        f"{', '.join(sorted(pooled))}")
+    chosen = pooled[metric]
+    return ExperimentResult(
+        config=spec, metric=MetricSummary(name=metric, unit=chosen.unit, median=chosen.median,
+                                          samples=chosen.samples),
+        metrics=pooled, launches=launches, log=logs[-1], logs=logs,
+        hunks=[h.id for h in state.hunks], good_sha=cands.good_sha,
+        samples=[s for m in measured for s in m.bench.samples],
+        worker_env=measured[-1].worker_env,
+        wall_s=time.monotonic() - start)
+
+
+def _pool(per_launch: list[dict[str, Metric]]) -> dict[str, Metric]:
+    """One metric per name over all launches (their samples concatenated)."""
+    pooled: dict[str, Metric] = {}
+    for name in per_launch[0]:
+        values = [v for metrics in per_launch for v in metrics[name].samples]
+        first = per_launch[0][name]
+        pooled[name] = Metric(name=name, unit=first.unit, median=statistics.median(values),
+                              mean=statistics.fmean(values), samples=values, source=first.source)
+    return pooled

@@ -1,0 +1,78 @@
+"""The environment each process of a running server really has ("did NCCL_PROTO arrive?").
+
+Read from /proc/PID/environ through psutil: that is the environment the process was started
+with. A variable a process sets in its own os.environ after it started is not visible there;
+variables set by a parent before it spawned its workers (sitecustomize, launcher patches) are.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psutil
+from pydantic import BaseModel
+
+from tools.errors import ToolError
+
+PREFIXES = ("NCCL_", "SGLANG_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
+_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
+MASK = "***"
+
+
+class ProcessEnv(BaseModel):
+    pid: int
+    ppid: int
+    role: str  # "main", "scheduler", or the process name
+    cmdline: str
+    env: dict[str, str]
+
+
+class WorkerEnv(BaseModel):
+    root_pid: int
+    processes: list[ProcessEnv]
+    source: str = "/proc/PID/environ (the environment each process was started with)"
+
+    def values(self, name: str) -> dict[int, str | None]:
+        """The value of `name` in each process (None where it is unset)."""
+        return {p.pid: p.env.get(name) for p in self.processes}
+
+    def reached_all(self, name: str, value: str | None = None) -> bool:
+        got = self.values(name).values()
+        return all(v is not None and (value is None or v == value) for v in got)
+
+
+def mask_secrets(env: dict[str, str]) -> dict[str, str]:
+    return {k: (MASK if _SECRET.search(k) else v) for k, v in env.items()}
+
+
+def _role(proc: psutil.Process, cmdline: list[str], root_pid: int) -> str:
+    if proc.pid == root_pid:
+        return "main"
+    text = " ".join(cmdline)
+    if "multiprocessing" in text and "spawn_main" in text:
+        return "scheduler"
+    if "resource_tracker" in text:
+        return "resource_tracker"
+    return proc.name()
+
+
+def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv:
+    try:
+        root = psutil.Process(root_pid)
+        tree = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        raise ToolError(f"no process {root_pid}: is the server running?") from None
+    processes = []
+    for proc in tree:
+        try:
+            cmdline = proc.cmdline()
+            env = {k: v for k, v in proc.environ().items() if k.startswith(prefixes)}
+            processes.append(ProcessEnv(pid=proc.pid, ppid=proc.ppid(),
+                                        role=_role(proc, cmdline, root_pid),
+                                        cmdline=" ".join(cmdline)[:300],
+                                        env=dict(sorted(mask_secrets(env).items()))))
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue
+        except psutil.AccessDenied:
+            raise ToolError(f"not allowed to read the environment of pid {proc.pid}") from None
+    return WorkerEnv(root_pid=root_pid, processes=processes)
