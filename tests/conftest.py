@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -18,9 +20,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _lab_truth_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Keep the labs' ground truth out of the user's home during tests."""
+def _state_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep lab truths, pidfiles and sessions out of the user's home during tests."""
     os.environ["DEBUG_AGENT_LAB_TRUTH_DIR"] = str(tmp_path_factory.mktemp("truth"))
+    os.environ["DEBUG_AGENT_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
+    os.environ["DEBUG_AGENT_SESSIONS_DIR"] = str(tmp_path_factory.mktemp("sessions"))
 
 
 @pytest.fixture(scope="session")
@@ -37,18 +41,24 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120,
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
-def processes_under(path: Path) -> list[psutil.Process]:
-    """Live processes whose working directory is `path` (a lab's server runs there)."""
-    found = []
-    for proc in psutil.process_iter(["cwd", "status"]):
+def live_pids(pids: list[int]) -> list[int]:
+    """The pids that still run (a zombie has exited: only its status is left)."""
+    alive = []
+    for pid in pids:
         try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if proc.info["cwd"] and Path(proc.info["cwd"]) == path:
-                found.append(proc)
-        except psutil.Error:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
             continue
-    return found
+    return alive
+
+
+def wait_gone(pids: list[int], seconds: float = 5.0) -> list[int]:
+    """Wait up to `seconds` for `pids` to end; return those still running."""
+    deadline = time.monotonic() + seconds
+    while live_pids(pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return live_pids(pids)
 
 
 def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path:
@@ -61,3 +71,45 @@ def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path
             continue
         Change(**{**change.model_dump(), "old": change.new, "new": change.old}).apply(copy)
     return copy
+
+
+def repo_fingerprint(repo: Path) -> str:
+    """Everything of a repository the user owns: tree files, index, HEAD, refs, stash."""
+    digest = hashlib.sha256()
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo)
+        if rel.parts[0] == ".git" or "__pycache__" in rel.parts or not path.is_file():
+            continue
+        digest.update(str(rel).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path.stat().st_mode).encode())
+    git_dir = repo / ".git"
+    for name in ("index", "HEAD", "packed-refs", "config"):
+        if (git_dir / name).exists():
+            digest.update(name.encode() + (git_dir / name).read_bytes())
+    for path in sorted((git_dir / "refs").rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(git_dir)).encode() + path.read_bytes())
+    for name in ("logs/refs/stash",):
+        if (git_dir / name).exists():
+            digest.update((git_dir / name).read_bytes())
+    return digest.hexdigest()
+
+
+def sh(cwd: Path, *args: str) -> str:
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def make_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
+    """A git repository with one commit (tagged `good`) of `files` (default: two small ones)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    sh(repo, "git", "init", "-q", "-b", "main")
+    sh(repo, "git", "config", "user.email", "t@example.invalid")
+    sh(repo, "git", "config", "user.name", "t")
+    files = files or {"a.py": "".join(f"line {i}\n" for i in range(1, 41)), "b.py": "x = 1\n"}
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-qm", "good")
+    sh(repo, "git", "tag", "good")
+    return repo

@@ -12,6 +12,7 @@ import httpx
 import psutil
 import pytest
 
+from tests.conftest import wait_gone
 from tools.server import free_port
 
 
@@ -26,17 +27,6 @@ def _wait_health(port: int, proc: subprocess.Popen, timeout: float = 60) -> None
             pass
         time.sleep(0.05)
     raise AssertionError("lab server never became healthy")
-
-
-def _alive(pids: list[int]) -> list[int]:
-    alive = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                alive.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    return alive
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
@@ -71,7 +61,4 @@ def test_serve_then_stop_leaves_no_process(seed_lab: Path, stop_signal: int) -> 
     assert "attention_backend='triton'" in output
     assert "server_args=ServerArgs(" in output
     assert "Use triton backend by default." in output
-    deadline = time.monotonic() + 5
-    while _alive(pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _alive(pids) == []
+    assert wait_gone(pids) == []

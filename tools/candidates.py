@@ -68,9 +68,12 @@ class CandidateSet(BaseModel):
 
 def open_repo(path: Path) -> git.Repo:
     try:
-        return git.Repo(path, search_parent_directories=True)
+        repo = git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{path} is not a git repository") from None
+    # no opportunistic index refresh: reading must not rewrite the user's index
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+    return repo
 
 
 def resolve_ref(repo: git.Repo, ref: str) -> str:
@@ -106,10 +109,21 @@ def _diff_text(repo: git.Repo, good_sha: str) -> str:
     return tracked + _untracked_patches(repo)
 
 
-def _origin(path: str, uncommitted_files: set[str], untracked: set[str], good: str) -> str:
+def _changed_lines(patch: PatchSet) -> dict[str, set[str]]:
+    """For each file, the lines a patch adds or removes (with their +/- sign)."""
+    changed: dict[str, set[str]] = {}
+    for pfile in patch:
+        for hunk in pfile:
+            changed.setdefault(pfile.path, set()).update(
+                str(line) for line in hunk if line.is_added or line.is_removed)
+    return changed
+
+
+def _origin(path: str, lines: set[str], uncommitted: dict[str, set[str]], untracked: set[str],
+            good: str) -> str:
     if path in untracked:
         return "untracked"
-    if path in uncommitted_files:
+    if lines & uncommitted.get(path, set()):
         return "uncommitted"
     return f"committed after {good}"
 
@@ -121,7 +135,8 @@ def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
         patch = PatchSet(text)
     except UnidiffParseError as e:
         raise GitError(f"cannot read the diff against {good}: {e}") from None
-    uncommitted = set(repo.git.diff("HEAD", "--name-only", "--no-renames").splitlines())
+    uncommitted = _changed_lines(PatchSet(repo.git.diff(
+        "HEAD", "--no-renames", "--no-color", strip_newline_in_stdout=False)))
     untracked = set(repo.git.ls_files("--others", "--exclude-standard").splitlines())
     candidates = []
     for pfile in patch:
@@ -139,7 +154,8 @@ def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
             candidates.append(Candidate(
                 id=_hunk_id(path, body), kind="hunk", file=path, header=header,
                 added=hunk.added, removed=hunk.removed, patch=one,
-                origin=_origin(path, uncommitted, untracked, good)))
+                origin=_origin(path, {str(x) for x in hunk if x.is_added or x.is_removed},
+                               uncommitted, untracked, good)))
     return good_sha, candidates
 
 

@@ -1,0 +1,87 @@
+"""Candidates from real git repositories: hunks with stable ids, env and arg differences."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_repo, run_cli, sh
+from tools.candidates import config_candidates, hunk_candidates, open_repo
+from tools.config import TargetConfig
+from tools.errors import ToolError
+
+
+def test_seed_lab_diff_json_lists_the_story(seed_lab: Path) -> None:
+    done = run_cli("diff", "--json", cwd=seed_lab)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["good"] == "HEAD"
+    files = sorted(c["file"] for c in out["candidates"])
+    assert files == sorted([
+        "python/sglang/srt/distributed/parallel_state.py",
+        "python/sglang/srt/entrypoints/engine.py",
+        "python/sglang/srt/layers/attention/flashinfer_mla_backend.py",
+        "python/sglang/srt/managers/scheduler.py",
+        "python/sglang/srt/server_args.py",
+        "python/sitecustomize.py",
+    ])
+    for c in out["candidates"]:
+        assert c["kind"] == "hunk" and c["header"].startswith("@@ -")
+        assert c["added"] >= 1 and c["id"]
+    again = json.loads(run_cli("diff", "--json", cwd=seed_lab).stdout)
+    assert [c["id"] for c in again["candidates"]] == [c["id"] for c in out["candidates"]]
+
+
+def test_committed_uncommitted_and_untracked_changes(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    text = (repo / "a.py").read_text().replace("line 3\n", "line three\n")
+    (repo / "a.py").write_text(text)
+    sh(repo, "git", "commit", "-qam", "after good")
+    (repo / "a.py").write_text(text.replace("line 30\n", "line thirty\n"))
+    (repo / "new.py").write_text("print('new')\n")
+    _, cands = hunk_candidates(open_repo(repo), "good")
+    by_origin = {c.origin: c for c in cands}
+    assert set(by_origin) == {"committed after good", "uncommitted", "untracked"}
+    assert by_origin["untracked"].file == "new.py"
+    assert all(c.patch.startswith("--- ") for c in cands)
+
+
+def test_hunk_ids_survive_other_hunks_changing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    base = (repo / "a.py").read_text()
+    (repo / "a.py").write_text(base.replace("line 30\n", "line thirty\n"))
+    _, first = hunk_candidates(open_repo(repo), "HEAD")
+    (repo / "a.py").write_text(base.replace("line 30\n", "line thirty\n")
+                               .replace("line 2\n", "line two\n"))
+    _, second = hunk_candidates(open_repo(repo), "HEAD")
+    assert len(first) == 1 and len(second) == 2
+    assert first[0].id in {c.id for c in second}
+
+
+def test_env_and_arg_differences_are_candidates() -> None:
+    config = TargetConfig.model_validate({
+        "launch": {"command": "srv --tp 8 --attention-backend flashinfer --port {port}",
+                   "env": {"NCCL_PROTO": "Simple", "PYTHONPATH": "python"}},
+        "baseline": {"command": "srv --tp 8 --port {port} --disable-cuda-graph",
+                     "env": {"PYTHONPATH": "python"}},
+    })
+    found = {c.id: c for c in config_candidates(config)}
+    assert set(found) == {"env-NCCL_PROTO", "arg-attention-backend", "arg-disable-cuda-graph"}
+    assert (found["env-NCCL_PROTO"].good, found["env-NCCL_PROTO"].bad) == (None, "Simple")
+    assert found["arg-attention-backend"].bad == "flashinfer"
+    assert (found["arg-disable-cuda-graph"].good, found["arg-disable-cuda-graph"].bad) == ("",
+                                                                                          None)
+
+
+def test_unknown_and_ambiguous_ids(seed_lab: Path) -> None:
+    from tools.candidates import list_candidates
+    from tools.config import load_config
+
+    cands = list_candidates(seed_lab, load_config(seed_lab))
+    with pytest.raises(ToolError, match="unknown candidate id 'nope'"):
+        cands.by_id(["nope"])
+    assert cands.by_id(["parallel_state"])[0].file.endswith("parallel_state.py")
+    with pytest.raises(ToolError, match="ambiguous"):
+        cands.by_id(["s"])  # scheduler-…, server_args-…, sitecustomize-…

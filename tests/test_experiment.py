@@ -1,0 +1,121 @@
+"""Experiments on a real lab: the numbers, and the user's repository left byte-identical."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import live_pids, repo_fingerprint, run_cli, wait_gone
+from tools.lab.create import create_lab
+
+CULPRIT = "parallel_state"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture()
+def busy_lab(tmp_path: Path) -> Path:
+    """A seed lab whose owner also has a staged file, a branch and a stash entry."""
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    (lab / "notes.txt").write_text("my notes\n")
+    git(lab, "add", "notes.txt")
+    git(lab, "branch", "feature")
+    git(lab, "update-ref", "--create-reflog", "-m", "keep me", "refs/stash", "HEAD")
+    return lab
+
+
+def _json_experiment(lab: Path, *args: str) -> dict:
+    done = run_cli("experiment", "--json", *args, cwd=lab)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_experiment_numbers_and_hygiene(busy_lab: Path) -> None:
+    before = repo_fingerprint(busy_lab)
+    bad = _json_experiment(busy_lab)
+    assert bad["metric"]["name"] == "verify_ms"
+    assert bad["metric"]["median"] == pytest.approx(29.0, rel=0.1)
+    assert len(bad["metric"]["samples"]) == 8 and bad["launches"] == 1
+    assert Path(bad["log"]).read_text().count("Decode batch") > 0
+    assert len(bad["samples"]) == 8 and bad["samples"][0]["meta_info"]["spec_verify_ct"] > 0
+    fixed = _json_experiment(busy_lab, "--revert", CULPRIT)
+    assert fixed["config"]["reverted"] == [CULPRIT]
+    assert fixed["metric"]["median"] == pytest.approx(19.0, rel=0.1)
+    applied = _json_experiment(busy_lab, "--apply", CULPRIT, "--samples", "4")
+    assert applied["metric"]["median"] == pytest.approx(29.0, rel=0.1)
+    assert len(applied["metric"]["samples"]) == 4
+    assert repo_fingerprint(busy_lab) == before
+    assert git(busy_lab, "worktree", "list").count("\n") == 0  # only the main worktree
+    assert git(busy_lab, "stash", "list") == "stash@{0}: keep me"
+
+
+def test_env_and_args_reach_the_server(busy_lab: Path) -> None:
+    out = _json_experiment(busy_lab, "--env", "NCCL_DEBUG=INFO", "--env", "NCCL_ALGO=Tree",
+                           "--arg", "--decode-log-interval 5", "--samples", "2")
+    schedulers = [p for p in out["worker_env"]["processes"] if p["role"] == "scheduler"]
+    assert len(schedulers) == 8
+    assert {p["env"]["NCCL_DEBUG"] for p in schedulers} == {"INFO"}
+    # the lab's sitecustomize.py overwrites NCCL_ALGO in every process: Tree never arrives
+    assert {p["env"]["NCCL_ALGO"] for p in schedulers} == {"Ring"}
+    assert {p["env"]["NCCL_PROTO"] for p in schedulers} == {"LL"}
+    assert "decode_log_interval=5" in Path(out["log"]).read_text()
+
+
+def _cmdline(proc: psutil.Process) -> str:
+    try:
+        return " ".join(proc.cmdline())
+    except psutil.Error:  # gone, or a zombie (git's short-lived children)
+        return ""
+
+
+def _start_long_experiment(lab: Path) -> tuple[subprocess.Popen, list[int]]:
+    proc = subprocess.Popen([sys.executable, "-m", "agent", "experiment", "--samples", "400"],
+                            cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        if sum("spawn_main" in _cmdline(p) for p in tree) >= 8:
+            time.sleep(0.3)  # into the benchmark
+            return proc, [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("the experiment's server never came up")
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_mid_experiment_cleans_up(busy_lab: Path, sig: int, code: int) -> None:
+    before = repo_fingerprint(busy_lab)
+    proc, server_pids = _start_long_experiment(busy_lab)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err
+    assert wait_gone(server_pids) == []
+    assert git(busy_lab, "worktree", "list").count("\n") == 0
+    assert repo_fingerprint(busy_lab) == before
+
+
+def test_kill_9_then_next_start_reaps_the_leftovers(busy_lab: Path) -> None:
+    before = repo_fingerprint(busy_lab)
+    proc, server_pids = _start_long_experiment(busy_lab)
+    proc.kill()
+    proc.wait(timeout=10)
+    time.sleep(0.5)
+    assert live_pids(server_pids), "nothing survived the kill: this test would prove nothing"
+    assert "debug-agent-wt-" in git(busy_lab, "worktree", "list")
+    nxt = run_cli("experiment", "--json", "--samples", "1", cwd=busy_lab)
+    assert nxt.returncode == 0, nxt.stderr
+    assert wait_gone(server_pids) == []
+    assert git(busy_lab, "worktree", "list").count("\n") == 0
+    assert repo_fingerprint(busy_lab) == before

@@ -1,0 +1,83 @@
+"""Server lifecycle, worker env and the benchmark kinds, against the real lab server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import wait_gone
+from tools.bench import BenchError, run_http_bench
+from tools.bench_command import run_command_bench
+from tools.config import BenchSection, load_config
+from tools.server import free_port, running_server
+from tools.worker_env import MASK, mask_secrets, worker_env
+
+
+def _lab_server(lab: Path, tmp_path: Path):
+    config = load_config(lab)
+    port = free_port()
+    return running_server(config.launch_argv(port), lab, config.launch.env, port,
+                          tmp_path / "server.log", timeout_s=60)
+
+
+def test_exception_in_the_caller_stops_every_process(seed_lab: Path, tmp_path: Path) -> None:
+    pids: list[int] = []
+    with pytest.raises(RuntimeError, match="caller failed"), _lab_server(seed_lab, tmp_path) as s:
+        pids = [s.pid] + [p.pid for p in psutil.Process(s.pid).children(recursive=True)]
+        assert len(pids) >= 9
+        raise RuntimeError("caller failed")
+    assert wait_gone(pids) == []
+
+
+def test_worker_env_sees_sitecustomize_in_the_schedulers(seed_lab: Path, tmp_path: Path) -> None:
+    with _lab_server(seed_lab, tmp_path) as server:
+        report = worker_env(server.pid)
+    schedulers = [p for p in report.processes if p.role == "scheduler"]
+    assert len(schedulers) == 8
+    assert all(p.env.get("NCCL_PROTO") == "LL" and p.env.get("NCCL_ALGO") == "Ring"
+               for p in schedulers)
+    main = next(p for p in report.processes if p.role == "main")
+    assert "NCCL_PROTO" not in main.env  # set inside main by sitecustomize, after its exec
+    assert report.reached_all("PYTHONPATH", "python")
+
+
+def test_secret_looking_names_are_masked() -> None:
+    env = mask_secrets({"SGLANG_API_KEY": "sk-123", "HF_TOKEN": "hf_x", "NCCL_PROTO": "LL"})
+    assert env == {"SGLANG_API_KEY": MASK, "HF_TOKEN": MASK, "NCCL_PROTO": "LL"}
+
+
+def test_openai_bench_against_the_lab(seed_lab: Path, tmp_path: Path) -> None:
+    with _lab_server(seed_lab, tmp_path) as server:
+        result = run_http_bench(server.base_url, "openai", requests=3, concurrency=2,
+                                input_len=16, output_len=24, warmup=1)
+    assert len(result.samples) == 3
+    assert all(s.completion_tokens == 24 and s.time_source == "client" for s in result.samples)
+    assert result.metrics["tok_s"].median > 0 and "ttft_ms" in result.metrics
+
+
+def test_generate_bench_at_concurrency(seed_lab: Path, tmp_path: Path) -> None:
+    with _lab_server(seed_lab, tmp_path) as server:
+        result = run_http_bench(server.base_url, "generate", requests=6, concurrency=3,
+                                input_len=16, output_len=32, warmup=1)
+    assert len(result.samples) == 6 and result.metrics["verify_ms"].source == "server"
+    assert all(s.meta_info["completion_tokens"] == 32 for s in result.samples)
+
+
+def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    regex = BenchSection(kind="command", metric="itl_ms", unit="ms",
+                         command="echo 'ITL (ms): 12.5'; echo 'ITL (ms): 13.5'",
+                         metric_regex=r"ITL \(ms\):\s+([\d.]+)")
+    result = run_command_bench(regex, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+    assert result.metrics["itl_ms"].samples == [12.5, 13.5]
+    (tmp_path / "out.jsonl").write_text('{"x": 1.5}\n{"x": Infinity}\nnot json\n{"x": 2.5}\n')
+    jsonl = BenchSection(kind="command", metric="x", command="true", metric_jsonl="out.jsonl",
+                         metric_key="x")
+    result = run_command_bench(jsonl, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+    assert result.metrics["x"].samples == [1.5, 2.5]
+    failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
+    with pytest.raises(BenchError, match="exited with 4: boom"):
+        run_command_bench(failing, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
