@@ -26,14 +26,20 @@ register_tool_commands(app)
 @app.command()
 def investigate(
     symptom: Annotated[str, typer.Option(help='What got worse, e.g. "verify 29ms".')],
+    good: Annotated[str | None, typer.Option(help="Known-good git ref (default: the "
+                                             "config's).")] = None,
+    max_launches: Annotated[int, typer.Option(min=2, help="Budget: server launches.")] = 40,
+    max_minutes: Annotated[float, typer.Option(help="Budget: wall time.")] = 60.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result object last.")
+                       ] = False,
     lab_dir: Annotated[Path | None, typer.Option(
         help="Where to build the seed lab when there is no debug-agent.toml here "
              "(default: a temporary folder).")] = None,
 ) -> None:
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
-    from agent.demo import run_demo
+    from agent.investigate import investigate as run
 
-    run_demo(symptom, Path.cwd(), lab_dir)
+    run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

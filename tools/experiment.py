@@ -12,6 +12,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -19,13 +20,15 @@ from tools.bench import Metric, RequestSample
 from tools.candidates import Candidate, CandidateSet, open_repo
 from tools.config import TargetConfig
 from tools.errors import ToolError
+from tools.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
 from tools.measure import measure
 from tools.server import reap_stale_servers
-from tools.worker_env import WorkerEnv
+from tools.worker_env import WorkerEnv, worker_env
 from tools.worktree import reap_stale_worktrees, scratch_worktree
 
 
 class ExperimentSpec(BaseModel):
+    base: Literal["bad", "good"] | None = None  # default: good when anything is applied
     reverted: list[str] = Field(default_factory=list)
     applied: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)  # extra env on top of the state's
@@ -50,6 +53,8 @@ class ExperimentResult(BaseModel):
     good_sha: str
     samples: list[RequestSample]
     worker_env: WorkerEnv  # of the last launch
+    model_info: dict | None = None
+    import_trace: ImportTrace | None = None  # with trace=True: what the processes loaded
     wall_s: float
 
 
@@ -90,7 +95,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     if spec.reverted and spec.applied:
         raise ToolError("use --revert (start from the bad state) or --apply (start from the "
                         "good state), not both")
-    from_good = bool(spec.applied)
+    from_good = spec.base == "good" if spec.base else bool(spec.applied)
     chosen = cands.by_id(spec.applied if from_good else spec.reverted)
     chosen_ids = {c.id for c in chosen}
     hunks = [c for c in cands.candidates if c.kind == "hunk"
@@ -115,7 +120,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
 
 def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
                    spec: ExperimentSpec, metric: str | None, out_dir: Path,
-                   samples: int | None = None, launches: int = 1,
+                   samples: int | None = None, launches: int = 1, trace: bool = False,
                    on_phase: Callable[[str], None] | None = None,
                    on_request: Callable[[int, int], None] | None = None) -> ExperimentResult:
     start = time.monotonic()
@@ -132,12 +137,16 @@ def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
     measured, logs = [], []
     with scratch_worktree(repo_root, cands.good_sha, [h.patch for h in state.hunks],
                           keep_patch=out_dir / "state.patch") as tree:
+        cwd = tree / subdir
+        env = traced_env(state.env, out_dir / "imports", cwd) if trace else state.env
         for i in range(launches):
             log = out_dir / f"server-{i + 1}.log"
             logs.append(str(log))
-            measured.append(measure(config, tree / subdir, log, transform_argv=state.argv,
-                                    launch_env=state.env, command=state.command,
-                                    requests=samples, on_phase=on_phase, on_request=on_request))
+            measured.append(measure(config, cwd, log, transform_argv=state.argv,
+                                    launch_env=env, command=state.command, requests=samples,
+                                    before_stop=_trace_waiter(out_dir) if trace else None,
+                                    on_phase=on_phase, on_request=on_request))
+        imports = read_trace(out_dir / "imports", cwd) if trace else None
     pooled = _pool([m.bench.metrics for m in measured])
     if metric is None:  # the speculative cycle when there is one, else throughput
         metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
@@ -151,8 +160,17 @@ def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
         metrics=pooled, launches=launches, log=logs[-1], logs=logs,
         hunks=[h.id for h in state.hunks], good_sha=cands.good_sha,
         samples=[s for m in measured for s in m.bench.samples],
-        worker_env=measured[-1].worker_env,
+        worker_env=measured[-1].worker_env, model_info=measured[-1].model_info,
+        import_trace=imports,
         wall_s=time.monotonic() - start)
+
+
+def _trace_waiter(out_dir: Path) -> Callable[[int], None]:
+    def wait(pid: int) -> None:
+        pids = [p.pid for p in worker_env(pid).processes]
+        wait_for_trace(out_dir / "imports", pids)
+
+    return wait
 
 
 def _pool(per_launch: list[dict[str, Metric]]) -> dict[str, Metric]:

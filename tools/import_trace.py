@@ -45,3 +45,15 @@ def read_trace(trace_dir: Path, tree: Path) -> ImportTrace:
                 continue
             files.add(rel.as_posix().replace("/__pycache__/", "/"))
     return ImportTrace(processes=len(reports), files=sorted(files))
+
+
+def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
+    """Wait until each of `pids` has written its report (processes dump every half second)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    wanted = {f"{pid}.txt" for pid in pids}
+    while time.monotonic() < deadline:
+        if wanted <= {p.name for p in trace_dir.glob("*.txt")}:
+            return
+        time.sleep(0.05)

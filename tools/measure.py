@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 from pydantic import BaseModel
 
 from tools.bench import BenchResult, run_http_bench
@@ -33,12 +34,26 @@ def launch_port(command: str) -> int:
                     "reached")
 
 
+def model_info(base_url: str) -> dict | None:
+    """SGLang's /model_info (older: /get_model_info); None for servers without it."""
+    with httpx.Client(timeout=5.0, verify=False) as client:
+        for route in ("/model_info", "/get_model_info"):
+            try:
+                reply = client.get(base_url + route)
+                if reply.status_code == 200 and isinstance(reply.json(), dict):
+                    return reply.json()
+            except (httpx.HTTPError, ValueError):
+                continue
+    return None
+
+
 class Measurement(BaseModel):
     argv: list[str]
     env: dict[str, str]
     log_path: str
     ready_s: float
     worker_env: WorkerEnv  # what each process of the server was started with
+    model_info: dict | None  # GET /model_info, where the server has it
     bench: BenchResult
 
 
@@ -47,6 +62,7 @@ def measure(config: TargetConfig, cwd: Path, log_path: Path,
             launch_env: dict[str, str] | None = None,
             command: str | None = None,
             requests: int | None = None,
+            before_stop: Callable[[int], None] | None = None,
             on_phase: Callable[[str], None] | None = None,
             on_request: Callable[[int, int], None] | None = None) -> Measurement:
     """Launch `config`'s command (or `command`) in `cwd`, bench it, stop it.
@@ -63,6 +79,7 @@ def measure(config: TargetConfig, cwd: Path, log_path: Path,
     with running_server(argv, cwd, env, port, log_path, config.launch.ready,
                         config.launch.timeout_s) as server:
         workers = worker_env(server.pid)
+        info = model_info(server.base_url)
         if on_phase:
             on_phase("benchmark")
         b = config.bench
@@ -73,5 +90,7 @@ def measure(config: TargetConfig, cwd: Path, log_path: Path,
             result = run_http_bench(server.base_url, b.kind, requests or b.requests,
                                     b.concurrency, b.input_len, b.output_len, b.warmup,
                                     b.timeout_s, on_done=on_request)
+        if before_stop:
+            before_stop(server.pid)
     return Measurement(argv=argv, env=env, log_path=str(log_path), ready_s=server.ready_s,
-                       worker_env=workers, bench=result)
+                       worker_env=workers, model_info=info, bench=result)

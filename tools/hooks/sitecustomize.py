@@ -28,8 +28,10 @@ def _dump() -> None:
 
 def _loop() -> None:
     event = threading.Event()
-    while not event.wait(0.5):
+    delay = 0.05  # soon after start-up, then every half second
+    while not event.wait(delay):
         _dump()
+        delay = min(0.5, delay * 2)
 
 
 def _chain_target_sitecustomize() -> None:

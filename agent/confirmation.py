@@ -1,0 +1,108 @@
+"""Confirm a culprit set two ways, on launches of its own, with measured noise.
+
+`confirmed` needs: the bad state with exactly the set reverted restores the good value, the good
+state with exactly the set applied reproduces the regression, and (for more than one member)
+reverting all but any one member leaves part of the regression (each member is needed).
+Otherwise the search goes on (a missing partner, an unexplained share) or the set stays
+`suspected`.
+"""
+
+from __future__ import annotations
+
+from agent.levels import (
+    MAX_LAUNCHES_PER_CONFIG,
+    all_ids,
+    between,
+    ensure_config,
+    noise_is_measured,
+    request,
+)
+from agent.state import Confirmation, InvestigationState, Request, Task
+
+MAX_ROUNDS = 3
+
+
+def start(state: InvestigationState) -> None:
+    culprits = sorted({cid for finding in state.findings for cid in finding.ids})
+    everything = all_ids(state)
+    state.confirmation = Confirmation(
+        culprits=culprits,
+        revert_key=ensure_config(state, everything - set(culprits)).key,
+        apply_key=ensure_config(state, set(culprits)).key,
+        drop_keys={m: ensure_config(state, everything - (set(culprits) - {m})).key
+                   for m in culprits} if len(culprits) > 1 else {},
+        rounds=(state.confirmation.rounds + 1) if state.confirmation else 1)
+
+
+def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
+    if apply_side:  # reproduces the regression: sits at the bad end, measured from good
+        return between(state, key, state.good_key, state.bad_key).verdict
+    return between(state, key, state.bad_key, state.good_key).verdict
+
+
+def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool:
+    config = state.configs[key]
+    if not config.values:
+        return True
+    return (_verdict(state, key, apply_side) == "unknown"
+            and len(config.values) < MAX_LAUNCHES_PER_CONFIG)
+
+
+def plan(state: InvestigationState) -> Request | None:
+    conf = state.confirmation
+    assert conf is not None
+    revert, apply = state.configs[conf.revert_key], state.configs[conf.apply_key]
+    names = ", ".join(conf.culprits)
+    if _needs_launch(state, conf.revert_key, False):
+        return request(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
+    if _needs_launch(state, conf.apply_key, True):
+        return request(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
+    if not noise_is_measured(state):
+        # replicates of the two counterfactuals (equal to the references) measure the noise
+        key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
+        return request(state, key, f"confirm: replicate {state.configs[key].label}")
+    for member, key in conf.drop_keys.items():
+        if _needs_launch(state, key, False):
+            return request(state, key, f"confirm: is {member} needed? revert all the others")
+    return None
+
+
+def conclude(state: InvestigationState) -> str:
+    """After plan() has nothing left: 'confirmed', 'suspected', or 'search' (more to find)."""
+    conf = state.confirmation
+    assert conf is not None
+    reverted = _verdict(state, conf.revert_key, False)
+    applied = _verdict(state, conf.apply_key, True)
+    kept = [cid for cid, h in state.hypotheses.items() if h.status == "open"
+            and cid not in conf.culprits]
+    if reverted == "restored" and applied == "restored":
+        unneeded = [m for m, key in conf.drop_keys.items()
+                    if _verdict(state, key, False) == "restored"]
+        if not unneeded:
+            return "confirmed"
+        state.findings = [f for f in state.findings if not set(f.ids) & set(unneeded)]
+        state.notes.append(f"{', '.join(unneeded)} not needed: reverting the others alone "
+                           "restores the good value")
+        return "search" if conf.rounds < MAX_ROUNDS else "suspected"
+    if conf.rounds >= MAX_ROUNDS:
+        return "suspected"
+    if reverted == "restored" and applied in ("none", "partial") and kept:
+        # reverting the set is enough but it does not hurt alone: a partner is missing
+        state.tasks = [Task(kind="partner", ids=kept, low_key=conf.apply_key,
+                            high_key=state.bad_key)]
+        state.notes.append(f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
+                           "regression on the good state: searching for what it needs")
+        return "search"
+    dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
+    if reverted in ("partial", "none") and (kept or dropped):
+        ids = kept + dropped
+        for cid in dropped:
+            state.hypotheses[cid].status = "open"
+            state.hypotheses[cid].evidence.append("brought back: the kept candidates do not "
+                                                  "explain the whole regression")
+        state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
+        state.tasks = [Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key)]
+        state.notes.append("reverting the culprits found leaves part of the regression: "
+                           "searching the rest, pruned candidates included")
+        return "search"
+    return "suspected"

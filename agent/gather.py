@@ -1,0 +1,59 @@
+"""Gather facts: the candidates, and what the bad state's server says about itself.
+
+The first launch of the bad state runs with the import trace; its log gives the resolved
+server arguments, /model_info the architecture, /proc the workers' environment.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agent.relevance import Facts
+from agent.state import InvestigationState
+from tools.experiment import ExperimentResult
+from tools.sglang_log import parse_log_file
+
+_LOADED_TYPE = re.compile(r"Load weight end\. type=(\w+)")
+
+
+def facts_from(result: ExperimentResult) -> Facts:
+    log = Path(result.log)
+    parsed = parse_log_file(log)
+    args_line = None
+    text = log.read_text(errors="replace")
+    for number, line in enumerate(text.splitlines(), 1):
+        if "server_args=" in line:
+            args_line = number
+            break
+    architectures = list((result.model_info or {}).get("architectures") or [])
+    if not architectures:
+        architectures = sorted(set(_LOADED_TYPE.findall(text)))[:1]
+    return Facts(server_args=parsed.server_args, server_args_line=args_line,
+                 architectures=architectures, trace=result.import_trace,
+                 workers=result.worker_env)
+
+
+def describe(state: InvestigationState) -> list[str]:
+    """The gathered facts as sentences for the transcript."""
+    facts = state.facts
+    if facts is None:
+        return []
+    lines = []
+    args = facts.server_args or {}
+    if args:
+        keys = ["attention_backend", "speculative_algorithm", "tp_size", "model_path",
+                "disable_cuda_graph"]
+        shown = ", ".join(f"{k}={args[k]!r}" for k in keys if k in args)
+        lines.append(f"server log line {facts.server_args_line}: {shown}")
+    if facts.architectures:
+        lines.append(f"model architecture: {facts.architectures[0]}")
+    if facts.trace:
+        lines.append(f"import trace: {len(facts.trace.files)} source files loaded by "
+                     f"{facts.trace.processes} processes")
+    if facts.workers:
+        roles: dict[str, int] = {}
+        for proc in facts.workers.processes:
+            roles[proc.role] = roles.get(proc.role, 0) + 1
+        lines.append("server processes: " + ", ".join(f"{n} {r}" for r, n in roles.items()))
+    return lines

@@ -1,0 +1,64 @@
+"""Hypothesize: every candidate is a hypothesis with a prior; off-path ones are dropped, with
+the evidence quoted (a prior, not a proof: confirmation brings them back if needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+from agent.priors import prior
+from agent.relevance import assess, env_arrival, env_assignments
+from agent.state import Hypothesis, InvestigationState
+
+
+def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
+    try:
+        return repo.git.show(f"{sha}:{path}", strip_newline_in_stdout=False)
+    except git.GitCommandError:
+        return None
+
+
+def _bad_source(repo_root: Path, path: str) -> list[str]:
+    try:
+        return (repo_root / path).read_text(errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
+    """Fill state.hypotheses and state.dropped; return sentences for the transcript."""
+    root = Path(repo.working_tree_dir or ".")
+    said = []
+    for c in state.candidates:
+        p = prior(c, state.metric)
+        hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
+        if c.kind == "hunk":
+            verdict = assess(c, state.facts, _good_source(repo, state.good_sha, c.file or ""),
+                             _bad_source(root, c.file or ""))
+        else:
+            verdict = assess(c, state.facts, None, [])
+        if verdict.on_path is False:
+            hypothesis.status = "dropped"
+            hypothesis.evidence = verdict.evidence
+            state.dropped.append(verdict)
+            said.append(f"dropped {c.id}: {verdict.reason}; " + "; ".join(verdict.evidence))
+        state.hypotheses[c.id] = hypothesis
+        said += _arrival(state, c)
+    return said
+
+
+def _arrival(state: InvestigationState, c) -> list[str]:
+    """Did the env vars this candidate sets reach the workers? Recorded either way."""
+    if state.facts is None or state.facts.workers is None:
+        return []
+    pairs = [(c.name, c.bad)] if c.kind == "env" and c.bad is not None else (
+        env_assignments(c) if c.kind == "hunk" else [])
+    said = []
+    for name, value in pairs:
+        got, total = env_arrival(name or "", value or "", state.facts.workers)
+        text = (f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
+                f"{got}/{total} scheduler processes (worker env of the first bad launch)")
+        state.hypotheses[c.id].evidence.append(text)
+        said.append(text)
+    return said

@@ -1,0 +1,97 @@
+"""`debug-agent investigate`: set up a session, run the graph, print the outcome."""
+
+from __future__ import annotations
+
+import json
+import platform
+import secrets
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from agent.graph import MAX_STEPS, Context, build_graph
+from agent.runner import Runner
+from agent.state import InvestigationState
+from agent.symptom import parse_symptom
+from agent.transcript import Transcript
+from tools.candidates import list_candidates, open_repo
+from tools.config import CONFIG_NAME, load_config
+from tools.errors import ToolError
+from tools.session_paths import sessions_root
+
+STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": ""}
+
+
+def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
+    if (cwd / CONFIG_NAME).exists():
+        console.print(f"Investigating the target in {cwd / CONFIG_NAME}.")
+        return cwd
+    from tools.lab.create import create_lab
+
+    lab = lab_dir or Path(tempfile.mkdtemp(prefix="debug-agent-seed-lab-")) / "lab"
+    console.print(f"No {CONFIG_NAME} in {cwd}: investigating the built-in seed lab "
+                  f"(built in {lab}).")
+    create_lab("seed", lab)
+    return lab
+
+
+def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launches: int = 40,
+                max_minutes: float = 60.0, as_json: bool = False,
+                lab_dir: Path | None = None) -> dict:
+    import langgraph
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    console = Console(stderr=as_json, highlight=False)
+    symptom = parse_symptom(symptom_text)
+    target_dir = _target(cwd, lab_dir, console)
+    config = load_config(target_dir)
+    if good:
+        config.target.good = good
+    cands = list_candidates(target_dir / config.target.repo, config)
+    if not cands.candidates:
+        raise ToolError(f"no difference between the working tree and the good ref "
+                        f"{config.target.good!r}: nothing to investigate")
+    metric = config.bench.metric if config.bench.kind == "command" else symptom.metric
+    session_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
+    session_dir = sessions_root(cwd, repo_root) / session_id
+    session_dir.mkdir(parents=True)
+
+    def echo(node: str, kind: str, text: str) -> None:
+        if kind in STYLE:
+            style = STYLE[kind]
+            console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
+                                                       if style else escape(text)))
+
+    transcript = Transcript(session_dir / "transcript.jsonl", echo=echo)
+    transcript.header({"session": session_id, "symptom": symptom.model_dump(),
+                       "target": {"repo": cands.repo, "good": config.target.good,
+                                  "good_sha": cands.good_sha},
+                       "config": config.model_dump(), "reasoner": "rules",
+                       "versions": {"debug-agent": "0.1.0", "python": platform.python_version(),
+                                    "langgraph": getattr(langgraph, "__version__", "?")}})
+    state = InvestigationState(
+        session_id=session_id, session_dir=str(session_dir), config_path=str(target_dir),
+        symptom=symptom, metric=metric, worse="higher" if symptom.direction == "lower" else "lower",
+        max_launches=max_launches, deadline=time.time() + 60 * max_minutes)
+    runner = Runner(config, target_dir, cands)
+    connection = sqlite3.connect(session_dir / "checkpoints.sqlite", check_same_thread=False)
+    try:
+        graph = build_graph(Context(runner=runner, transcript=transcript,
+                                    repo=open_repo(target_dir)), SqliteSaver(connection))
+        final = graph.invoke(state, {"configurable": {"thread_id": session_id},
+                                     "recursion_limit": 4 * MAX_STEPS + 20}, durability="sync")
+    finally:
+        connection.close()
+    result = final["result"] if isinstance(final, dict) else final.result
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+    else:
+        console.print(f"[bold]{result['status']}[/bold] after {result['launches']} launches; "
+                      f"report: {session_dir / 'report.md'}")
+    return result

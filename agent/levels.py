@@ -1,0 +1,90 @@
+"""Configurations by content, and how each measured one sits between the bad and good references."""
+
+from __future__ import annotations
+
+from agent.state import Config, InvestigationState, Request, config_key
+from agent.stats import Noise, Score, pooled_noise, score
+
+PRIOR_CV = 0.03  # assumed launch-to-launch noise until replicates measure it (provisional only)
+PRIOR_DF = 10
+MAX_LAUNCHES_PER_CONFIG = 4
+
+
+def all_ids(state: InvestigationState) -> set[str]:
+    return {c.id for c in state.candidates}
+
+
+def ensure_config(state: InvestigationState, held: set[str]) -> Config:
+    """The config holding exactly `held` (the bad-side candidates present), made if new."""
+    key = config_key(held)
+    if key not in state.configs:
+        everything = all_ids(state)
+        reverted, applied = sorted(everything - held), sorted(held)
+        if held == everything:
+            label, base, ids = "bad", "bad", []
+        elif not held:
+            label, base, ids = "good", "good", []
+        elif len(reverted) <= len(applied):
+            label, base, ids = f"bad - {{{', '.join(reverted)}}}", "bad", reverted
+        else:
+            label, base, ids = f"good + {{{', '.join(applied)}}}", "good", applied
+        state.configs[key] = Config(key=key, label=label, base=base, ids=ids)
+    return state.configs[key]
+
+
+def held(state: InvestigationState, key: str) -> set[str]:
+    config = state.configs[key]
+    if config.base == "bad":
+        return all_ids(state) - set(config.ids)
+    return set(config.ids)
+
+
+def request(state: InvestigationState, key: str, why: str) -> Request:
+    req = Request(id=state.next_request, key=key, why=why)
+    state.next_request += 1
+    return req
+
+
+def noise(state: InvestigationState) -> Noise:
+    """Pooled over launches of each config and of configs judged equal to a reference."""
+    bad, good = state.configs[state.bad_key], state.configs[state.good_key]
+    groups = {"bad": list(bad.values), "good": list(good.values)}
+    others = []
+    for config in state.configs.values():
+        if config.key in (state.bad_key, state.good_key):
+            continue
+        if config.level in groups:
+            groups[config.level] += config.values
+        else:
+            others.append(config.values)
+    measured = pooled_noise([*groups.values(), *others], scale=good.mean if good.values else 1.0)
+    if measured.df >= 2:
+        return measured
+    prior = PRIOR_CV * abs(good.mean if good.values else bad.mean)
+    return Noise(sigma=max(prior, measured.sigma if measured.df else 0.0), df=PRIOR_DF)
+
+
+def noise_is_measured(state: InvestigationState) -> bool:
+    return noise(state).df != PRIOR_DF
+
+
+def between(state: InvestigationState, key: str, low_key: str, high_key: str) -> Score:
+    """Where `key` sits between `low_key` (r = 0) and `high_key` (r = 1)."""
+    c, low, high = state.configs[key], state.configs[low_key], state.configs[high_key]
+    return score(c.values, low.values, high.values, noise(state))
+
+
+def restored(state: InvestigationState, key: str) -> float:
+    """Fraction of the bad-to-good gap that config `key` restores (0 = bad, 1 = good)."""
+    b = state.configs[state.bad_key].mean
+    g = state.configs[state.good_key].mean
+    return (b - state.configs[key].mean) / (b - g) if b != g else 0.0
+
+
+def update_levels(state: InvestigationState) -> None:
+    """Judge each measured config against the references, for pooling the noise."""
+    for config in state.configs.values():
+        if config.key in (state.bad_key, state.good_key) or not config.values:
+            continue
+        verdict = between(state, config.key, state.bad_key, state.good_key).verdict
+        config.level = {"restored": "good", "none": "bad"}.get(verdict)

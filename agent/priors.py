@@ -1,0 +1,71 @@
+"""The rules reasoner's priors: how plausibly each candidate touches the symptom.
+
+Weights, not probabilities of a model: the search splits candidates by their mass, so only the
+ratios matter. The reasons are kept for the transcript.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from tools.candidates import Candidate
+
+# symptom metric -> (path words, changed-code words) that point at its code path
+PATHS = {
+    "verify_ms": (("distributed", "speculative", "eagle", "attention", "model_runner",
+                   "cuda_graph", "communicator", "nccl", "models/"),
+                  ("all_reduce", "allreduce", "nccl", "verify", "draft", "spec", "cuda_graph",
+                   "graph", "attn", "attention", "extend", "forward", "launch", "backend")),
+    "tpot_ms": (("distributed", "attention", "model_runner", "cuda_graph", "communicator",
+                 "models/", "scheduler"),
+                ("all_reduce", "allreduce", "nccl", "decode", "cuda_graph", "graph", "attn",
+                 "forward", "backend")),
+    "ttft_ms": (("attention", "model_runner", "scheduler", "models/", "tokenizer"),
+                ("prefill", "extend", "chunk", "attn", "forward", "backend")),
+}
+_NUMBER = re.compile(r"\d+\.\d+|\b\d+\b")
+_LOG_CALL = re.compile(r"^\s*(logger|logging|log)\.\w+\(|^\s*print\(")
+
+
+class Prior(BaseModel):
+    candidate: str
+    weight: float
+    reasons: list[str]
+
+
+def _changed(c: Candidate) -> list[str]:
+    return [row[1:] for row in c.patch.splitlines()[3:] if row[:1] in "+-" and row[1:].strip()
+            and not row[1:].lstrip().startswith("#")]
+
+
+def prior(c: Candidate, metric: str) -> Prior:
+    path_words, code_words = PATHS.get(metric, ((), ()))
+    weight, reasons = 1.0, []
+    if c.kind == "env":
+        if (c.name or "").startswith(("NCCL_", "SGLANG_", "CUDA_", "TORCH_")):
+            weight, reasons = 3.0, [f"{c.name} tunes the server's runtime"]
+        return Prior(candidate=c.id, weight=weight, reasons=reasons)
+    if c.kind == "arg":
+        return Prior(candidate=c.id, weight=3.0, reasons=[f"server arg {c.name} changed"])
+    path = (c.file or "").lower()
+    hits = [w for w in path_words if w in path]
+    if hits:
+        weight *= 3.0
+        reasons.append(f"path on the {metric} code path ({', '.join(hits)})")
+    code = " ".join(_changed(c)).lower()
+    words = sorted({w for w in code_words if w in code})
+    if words:
+        weight *= 2.0
+        reasons.append(f"changed code mentions {', '.join(words)}")
+    changed = _changed(c)
+    if changed and all(_LOG_CALL.search(line) for line in changed):
+        weight *= 0.2
+        reasons.append("only logging calls change")
+    elif any(_NUMBER.search(line) for line in changed):
+        weight *= 1.5
+        reasons.append("changes numbers or conditions")
+    if not metric or metric == "tok_s":  # throughput: anything on the path can matter
+        weight = max(weight, 1.0)
+    return Prior(candidate=c.id, weight=weight, reasons=reasons or ["no specific signal"])

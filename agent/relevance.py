@@ -1,0 +1,204 @@
+"""Relevance without a launch: is a candidate on the execution path of the bad state?
+
+Evidence, strongest first: the import trace (a file no server process imported cannot matter),
+the branch a hunk sits in (a branch for another model architecture is never taken), what a hunk
+changes (a comment-only hunk changes nothing), and whether the env vars a hunk sets ever reach
+the worker processes. Each verdict carries the evidence quoted, for the transcript and report.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import BaseModel
+
+from tools.candidates import Candidate
+from tools.import_trace import ImportTrace
+from tools.worker_env import WorkerEnv
+
+_ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9]*For[A-Z][A-Za-z]+)["']""")
+_ENV_SET = re.compile(
+    r"""os\.environ(?:\[\s*["'](\w+)["']\s*\]\s*=\s*|\.setdefault\(\s*["'](\w+)["']\s*,\s*)"""
+    r"""["']([^"']*)["']""")
+
+
+class Facts(BaseModel):
+    """What the bad state's server showed about itself."""
+
+    server_args: dict | None = None
+    server_args_line: int | None = None
+    architectures: list[str] = []
+    trace: ImportTrace | None = None
+    workers: WorkerEnv | None = None
+
+
+class Relevance(BaseModel):
+    candidate: str
+    on_path: bool | None  # None: no evidence either way
+    reason: str
+    evidence: list[str]
+
+
+def _args_quote(facts: Facts, *keys: str) -> list[str]:
+    quotes = []
+    for key in keys:
+        if facts.server_args and key in facts.server_args:
+            where = f" (server log line {facts.server_args_line})" if facts.server_args_line else ""
+            quotes.append(f"server_args {key}={facts.server_args[key]!r}{where}")
+    return quotes
+
+
+def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
+    trace = facts.trace
+    if trace is None or not trace.processes or not (c.file or "").endswith(".py"):
+        return None
+    if trace.imported(c.file or ""):
+        return None
+    evidence = [f"{c.file} was not imported by any of the {trace.processes} server processes "
+                f"(import trace of the bad state)"]
+    evidence += _args_quote(facts, "attention_backend", "model_path")
+    if facts.architectures:
+        evidence.append(f"model architecture {facts.architectures[0]} (/model_info)")
+    return Relevance(candidate=c.id, on_path=False, reason="file never imported",
+                     evidence=evidence)
+
+
+def _enclosing_conditions(source: list[str], line_no: int) -> list[str]:
+    """The if/elif lines that enclose line `line_no` (1-based), innermost first."""
+    target = source[line_no - 1]
+    indent = len(target) - len(target.lstrip())
+    found = []
+    for line in reversed(source[: line_no - 1]):
+        stripped = line.lstrip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(line) - len(stripped)
+        if level < indent:
+            if stripped.startswith(("if ", "elif ")):
+                found.append(stripped.rstrip())
+            if stripped.startswith(("def ", "class ")):
+                break
+            indent = level
+    return found
+
+
+def _first_changed_line(c: Candidate) -> int | None:
+    """Line number, in the bad file, of the hunk's first added line."""
+    match = re.search(r"^@@ -\d+(?:,\d+)? \+(\d+)", c.header or "")
+    if not match:
+        return None
+    line = int(match.group(1))
+    for row in c.patch.splitlines()[3:]:
+        if row.startswith("+"):
+            return line
+        if not row.startswith("-"):
+            line += 1
+    return None
+
+
+def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Relevance | None:
+    if not facts.architectures or not bad_source:
+        return None
+    first = _first_changed_line(c)
+    if first is None or first > len(bad_source):
+        return None
+    for condition in _enclosing_conditions(bad_source, first):
+        named = _ARCH.findall(condition)
+        if named and not set(named) & set(facts.architectures):
+            return Relevance(candidate=c.id, on_path=False,
+                             reason="branch for another model architecture", evidence=[
+                                 f"{c.file}:{first} sits under `{condition}`",
+                                 f"the server runs {facts.architectures[0]} (/model_info)",
+                                 *_args_quote(facts, "model_path")])
+    return None
+
+
+def _strip_docstrings(tree: ast.AST) -> str:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(getattr(body[0], "value", None), ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            body[0] = ast.Pass()
+    return ast.dump(tree)
+
+
+def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
+    if good_source is None or not (c.file or "").endswith(".py"):
+        return None
+    before, after = _apply_hunk(good_source, c)
+    try:
+        same = _strip_docstrings(ast.parse(before)) == _strip_docstrings(ast.parse(after))
+    except SyntaxError:
+        return None
+    if not same:
+        return None
+    return Relevance(candidate=c.id, on_path=False, reason="comment or docstring only",
+                     evidence=[f"{c.file} {c.header}: the module's syntax tree is identical "
+                               "with and without this hunk (only comments/docstrings differ)"])
+
+
+def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
+    lines = source.splitlines(keepends=True)
+    match = re.search(r"^@@ -(\d+)(?:,(\d+))?", c.header or "")
+    start = int(match.group(1)) if match else 1
+    length = int(match.group(2)) if match and match.group(2) is not None else 1
+    new = [row[1:] + "\n" for row in c.patch.splitlines()[3:] if row[:1] in (" ", "+")]
+    index = start - 1 if length else start
+    return source, "".join(lines[:index] + new + lines[index + length:])
+
+
+def env_assignments(c: Candidate) -> list[tuple[str, str]]:
+    """(NAME, value) pairs a hunk's added lines put into os.environ."""
+    found = []
+    for row in c.patch.splitlines()[3:]:
+        if row.startswith("+"):
+            for m in _ENV_SET.finditer(row):
+                found.append((m.group(1) or m.group(2), m.group(3)))
+    return found
+
+
+def _only_env_lines(c: Candidate) -> bool:
+    added = [row[1:].strip() for row in c.patch.splitlines()[3:] if row.startswith("+")]
+    code = [a for a in added if a and not a.startswith("#")]
+    return bool(code) and all(_ENV_SET.search(a) for a in code)
+
+
+def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int]:
+    """(scheduler processes that have NAME=value, scheduler processes)."""
+    schedulers = [p for p in workers.processes if p.role == "scheduler"] or workers.processes
+    return sum(p.env.get(name) == value for p in schedulers), len(schedulers)
+
+
+def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
+    if facts.workers is None:
+        return None
+    if c.kind == "env" and c.name and c.bad is not None:
+        pairs = [(c.name, c.bad)]
+    elif c.kind == "hunk" and _only_env_lines(c):
+        pairs = env_assignments(c)
+    else:
+        return None
+    for name, value in pairs:
+        if env_arrival(name, value, facts.workers)[0]:
+            return None
+    evidence = []
+    for name, value in pairs:
+        seen = ", ".join(f"{p.role} {p.pid}: {p.env.get(name, 'unset')}"
+                         for p in facts.workers.processes[:3])
+        evidence.append(f"{name}={value} is set but no worker process has it ({seen}, ...)")
+    return Relevance(candidate=c.id, on_path=False, reason="env var set but never arrived",
+                     evidence=evidence)
+
+
+def assess(c: Candidate, facts: Facts, good_source: str | None,
+           bad_source: list[str]) -> Relevance:
+    for check in (lambda: _not_imported(c, facts), lambda: _comment_only(c, good_source),
+                  lambda: _other_architecture(c, facts, bad_source),
+                  lambda: _env_never_arrives(c, facts)):
+        verdict = check()
+        if verdict is not None:
+            return verdict
+    return Relevance(candidate=c.id, on_path=None, reason="no evidence against it",
+                     evidence=[])

@@ -1,0 +1,140 @@
+"""The end of an investigation: the result object (the CLI's --json) and report.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent.levels import restored
+from agent.state import InvestigationState
+
+if TYPE_CHECKING:
+    from agent.graph import Context
+
+
+def _summary(state: InvestigationState, cid: str) -> str:
+    c = next(c for c in state.candidates if c.id == cid)
+    if c.kind == "hunk":
+        added = [row[1:].strip() for row in c.patch.splitlines()[3:]
+                 if row.startswith("+") and row[1:].strip()]
+        return f"{c.file} {c.header}: {added[0] if added else 'removes lines'}"
+    return f"{c.kind} {c.name}: {c.good!r} -> {c.bad!r}"
+
+
+def _value(state: InvestigationState, key: str) -> float | None:
+    config = state.configs.get(key)
+    return config.mean if config and config.values else None
+
+
+def _culprits(state: InvestigationState) -> tuple[list[dict], float | None]:
+    conf = state.confirmation
+    if conf is None or state.status not in ("confirmed", "suspected"):
+        return [], None
+    whole = restored(state, conf.revert_key) if state.configs[conf.revert_key].values else None
+    unit = state.symptom.unit
+    out = []
+    for cid in conf.culprits:
+        c = next(c for c in state.candidates if c.id == cid)
+        alone = next((k for k, cfg in state.configs.items() if cfg.base == "bad"
+                      and cfg.ids == [cid] and cfg.values), None)
+        share = restored(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
+        evidence = []
+        if whole is not None:
+            evidence.append(f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
+                            f"{_value(state, conf.revert_key):.3g} {unit} "
+                            f"({len(state.configs[conf.revert_key].values)} launches): "
+                            f"{whole:.0%} of the gap restored")
+        if state.configs[conf.apply_key].values:
+            reproduced = 1 - restored(state, conf.apply_key)
+            evidence.append(f"applying exactly it to the good state gives "
+                            f"{_value(state, conf.apply_key):.3g} {unit} "
+                            f"({len(state.configs[conf.apply_key].values)} launches): "
+                            f"{reproduced:.0%} of the regression reproduced")
+        evidence += state.hypotheses[cid].reasons
+        out.append({"kind": c.kind, "id": cid, "file": c.file or c.name,
+                    "summary": _summary(state, cid),
+                    "share": None if share is None else round(max(0.0, min(1.0, share)), 3),
+                    "evidence": evidence})
+    return out, whole
+
+
+def _clear_the_rest(state: InvestigationState) -> None:
+    conf = state.confirmation
+    if conf is None or state.status != "confirmed":
+        return
+    label = state.configs[conf.revert_key].label
+    for cid, h in state.hypotheses.items():
+        if cid in conf.culprits:
+            h.status = "confirmed"
+        elif h.status == "open":
+            h.status = "cleared"
+            h.evidence.append(f"still present in '{label}', which restores the good value, "
+                              "and absent from 'good + culprits', which reproduces the "
+                              "regression: it explains none of the gap")
+
+
+def finish(state: InvestigationState, ctx: Context) -> None:
+    culprits, whole = _culprits(state)
+    _clear_the_rest(state)
+    bad, good = _value(state, state.bad_key), _value(state, state.good_key)
+    after = _value(state, state.confirmation.revert_key) if state.confirmation else None
+    state.result = {
+        "session": state.session_id,
+        "session_dir": state.session_dir,
+        "target": {"repo": ctx.runner.cands.repo, "good": ctx.runner.config.target.good},
+        "status": state.status or "inconclusive",
+        "symptom": state.symptom.model_dump(),
+        "metric": {"name": state.metric, "unit": state.symptom.unit, "bad": bad, "good": good,
+                   "after_fix": after if culprits else None},
+        "culprits": culprits,
+        "unexplained_share": None if whole is None else round(max(0.0, 1 - whole), 3),
+        "dropped": [{"candidate": d.candidate,
+                     "file": next((c.file for c in state.candidates if c.id == d.candidate), None),
+                     "reason": d.reason, "evidence": d.evidence} for d in state.dropped],
+        "cleared": [{"candidate": cid, "evidence": h.evidence}
+                    for cid, h in state.hypotheses.items() if h.status == "cleared"],
+        "launches": state.launches,
+        "experiments": state.experiments,
+        "notes": state.notes,
+    }
+    Path(state.session_dir, "report.md").write_text(render_markdown(state))
+
+
+def fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def render_markdown(state: InvestigationState) -> str:
+    r = state.result or {}
+    m = r.get("metric", {})
+    lines = [f"# Investigation {state.session_id}: {r.get('status')}", "",
+             f"Symptom: `{state.symptom.text}` — metric `{m.get('name')}` ({m.get('unit')}): "
+             f"bad {fmt(m.get('bad'))}, good {fmt(m.get('good'))}, after the fix "
+             f"{fmt(m.get('after_fix'))}. {r.get('launches')} launches.", ""]
+    if r.get("culprits"):
+        lines += ["## Culprits", ""]
+        for c in r["culprits"]:
+            share = "-" if c["share"] is None else f"{c['share']:.0%}"
+            lines += [f"- **{c['id']}** ({c['kind']}, share {share}): {c['summary']}"]
+            lines += [f"  - {e}" for e in c["evidence"]]
+        if r.get("unexplained_share") is not None:
+            lines += ["", f"Unexplained share of the gap: {r['unexplained_share']:.0%}"]
+        lines.append("")
+    if r.get("dropped"):
+        lines += ["## Dropped without a launch", ""]
+        for d in r["dropped"]:
+            lines += [f"- **{d['candidate']}**: {d['reason']}"] + [f"  - {e}" for e in
+                                                                   d["evidence"]]
+        lines.append("")
+    if r.get("cleared"):
+        lines += ["## Cleared by experiment", ""]
+        for c in r["cleared"]:
+            lines += [f"- **{c['candidate']}**"] + [f"  - {e}" for e in c["evidence"]]
+        lines.append("")
+    lines += ["## Configurations measured", "", "| config | launches | mean |", "|---|---|---|"]
+    for config in state.configs.values():
+        if config.values:
+            lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
+    if state.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,118 @@
+"""Prior-weighted delta debugging over the kept candidates, one launch at a time.
+
+A task holds candidates `ids` between two measured configs: `low` (none of them changed) and
+`high` (all of them changed: reverted from bad, or for a partner search applied to good). Its
+first half is tried; the verdict sends the search into that half (restored), the other half
+(none), both (partial: additive causes), or both with the other half changed as context (none
+twice: the halves interfere, dd's rule). Halves split by prior mass, not by count; a dominant
+candidate is tried alone; hunks of one file stay together while other files remain.
+"""
+
+from __future__ import annotations
+
+from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, ensure_config, held, request
+from agent.state import Finding, InvestigationState, Request, Task
+
+DOMINANT = 0.5  # a candidate with this share of the mass is tried alone first
+
+
+def _weight(state: InvestigationState, cid: str) -> float:
+    hypothesis = state.hypotheses.get(cid)
+    return hypothesis.prior if hypothesis else 1.0
+
+
+def _file(state: InvestigationState, cid: str) -> str:
+    candidate = next(c for c in state.candidates if c.id == cid)
+    return candidate.file or cid
+
+
+def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]]:
+    ranked = sorted(ids, key=lambda i: (-_weight(state, i), i))
+    total = sum(_weight(state, i) for i in ranked)
+    if _weight(state, ranked[0]) >= DOMINANT * total:
+        return [ranked[0]], ranked[1:]
+    units: dict[str, list[str]] = {}
+    for cid in ranked:
+        units.setdefault(_file(state, cid), []).append(cid)
+    groups = list(units.values()) if len(units) > 1 else [[cid] for cid in ranked]
+    groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
+    first: list[str] = []
+    for group in groups:
+        if sum(_weight(state, i) for i in first) >= total / 2:
+            break
+        first += group
+    if len(first) == len(ranked):  # one heavy group: split it by count instead
+        first = ranked[: len(ranked) // 2]
+    return first, [i for i in ranked if i not in first]
+
+
+def _changed(state: InvestigationState, task: Task, subset: list[str]) -> str:
+    """The config that changes `subset` on top of the task's low end."""
+    base = held(state, task.low_key)
+    new = base - set(subset) if task.kind == "locate" else base | set(subset)
+    return ensure_config(state, new).key
+
+
+def plan(state: InvestigationState) -> Request | None:
+    """The next launch the search needs; None when no task is left."""
+    while state.tasks:
+        task = state.tasks[0]
+        if task.stage == "start":
+            if len(task.ids) == 1:
+                state.findings.append(Finding(ids=task.ids, low_key=task.low_key,
+                                              high_key=task.high_key))
+                state.tasks.pop(0)
+                continue
+            task.first, task.second = split(state, task.ids)
+            task.first_key = _changed(state, task, task.first)
+            task.stage = "first"
+        key = task.first_key if task.stage == "first" else _changed(state, task, task.second)
+        config = state.configs[key or ""]
+        if not config.values or (_verdict(state, task, key or "") == "unknown"
+                                 and len(config.values) < MAX_LAUNCHES_PER_CONFIG):
+            half = task.first if task.stage == "first" else task.second
+            verb = "revert" if task.kind == "locate" else "apply"
+            return request(state, key or "", f"search: {verb} {{{', '.join(half)}}} "
+                                             f"({config.label})")
+        judge(state, task, key or "")
+    return None
+
+
+def _verdict(state: InvestigationState, task: Task, key: str) -> str:
+    if not state.configs[key].values:
+        return "unknown"
+    result = between(state, key, task.low_key, task.high_key)
+    if result.verdict == "unknown" and len(state.configs[key].values) >= MAX_LAUNCHES_PER_CONFIG:
+        return "restored" if result.r >= 0.5 else "none"  # out of launches: the nearer end
+    return result.verdict
+
+
+def judge(state: InvestigationState, task: Task, key: str) -> None:
+    """Replace `task` by what the verdict on `key` implies."""
+    verdict = _verdict(state, task, key)
+    state.tasks.pop(0)
+    low, high, kind = task.low_key, task.high_key, task.kind
+    new: list[Task] = []
+    if task.stage == "first":
+        first_key = key
+        if verdict == "restored":
+            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key)]
+        elif verdict == "partial":
+            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key),
+                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high)]
+        elif len(task.second) == 1:  # nothing in the first half: the other one, by elimination
+            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=high)]
+        else:
+            task.stage = "second"
+            new = [task]
+    else:
+        second_key, first_key = key, task.first_key or ""
+        if verdict == "restored":
+            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key)]
+        elif verdict == "partial":
+            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key),
+                   Task(kind=kind, ids=task.first, low_key=second_key, high_key=high)]
+        else:  # neither half alone: they interfere; search each with the other changed
+            new = [Task(kind=kind, ids=task.first, low_key=second_key, high_key=high),
+                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high)]
+    state.tasks[:0] = new

@@ -1,0 +1,123 @@
+"""The investigation's state: everything the graph knows, as pydantic models (checkpointed)."""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agent.relevance import Facts, Relevance
+from agent.symptom import Symptom
+from tools.candidates import Candidate
+
+Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
+Status = Literal["confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted"]
+Base = Literal["bad", "good"]
+
+
+class Launch(BaseModel):
+    value: float  # the launch's statistic: median of its requests' metric
+    samples: list[float]  # per-request values
+    log: str
+    request: int  # the request that asked for it (makes re-runs idempotent)
+
+
+class Config(BaseModel):
+    """One state of the target, identified by content: which candidates it holds."""
+
+    key: str
+    label: str
+    base: Base
+    ids: list[str]  # reverted from bad (base bad) or applied to good (base good)
+    launches: list[Launch] = Field(default_factory=list)
+    level: Literal["bad", "good"] | None = None  # judged equivalent to a reference: pools noise
+
+    @property
+    def values(self) -> list[float]:
+        return [launch.value for launch in self.launches]
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.values)
+
+
+def config_key(held: set[str]) -> str:
+    return hashlib.sha1("\0".join(sorted(held)).encode()).hexdigest()[:12]
+
+
+class Hypothesis(BaseModel):
+    candidate: str
+    prior: float
+    reasons: list[str]
+    status: Literal["open", "dropped", "cleared", "suspected", "confirmed"] = "open"
+    evidence: list[str] = Field(default_factory=list)
+
+
+class Task(BaseModel):
+    """A search step of delta debugging: which of `ids` restore what reverting them restores."""
+
+    kind: Literal["locate", "partner"] = "locate"
+    ids: list[str]
+    context: list[str] = Field(default_factory=list)  # reverted (locate) / applied (partner)
+    low_key: str  # the config at the low end (nothing of `ids` changed)
+    high_key: str  # the config at the high end (all of `ids` changed)
+    stage: Literal["start", "first", "second"] = "start"
+    first: list[str] = Field(default_factory=list)
+    second: list[str] = Field(default_factory=list)
+    first_key: str | None = None
+
+
+class Request(BaseModel):
+    """The next launch the plan asks for, and why."""
+
+    id: int
+    key: str
+    why: str
+
+
+class Finding(BaseModel):
+    ids: list[str]
+    low_key: str
+    high_key: str
+
+
+class Confirmation(BaseModel):
+    culprits: list[str]
+    revert_key: str
+    apply_key: str
+    drop_keys: dict[str, str] = Field(default_factory=dict)  # member -> "bad minus the others"
+    rounds: int = 0
+
+
+class InvestigationState(BaseModel):
+    session_id: str
+    session_dir: str
+    config_path: str
+    symptom: Symptom
+    metric: str
+    worse: Literal["higher", "lower"]
+    max_launches: int
+    deadline: float  # time.time() by which to stop
+    phase: Phase = "gather"
+    candidates: list[Candidate] = Field(default_factory=list)
+    good_sha: str = ""
+    facts: Facts | None = None
+    hypotheses: dict[str, Hypothesis] = Field(default_factory=dict)
+    dropped: list[Relevance] = Field(default_factory=list)
+    configs: dict[str, Config] = Field(default_factory=dict)
+    bad_key: str = ""
+    good_key: str = ""
+    tasks: list[Task] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    confirmation: Confirmation | None = None
+    pending: Request | None = None
+    next_request: int = 1
+    launches: int = 0
+    experiments: int = 0
+    since_reference: int = 0  # launches since a reference was last re-measured (drift)
+    steps: int = 0
+    notes: list[str] = Field(default_factory=list)
+    status: Status | None = None
+    result: dict | None = None

@@ -1,0 +1,71 @@
+"""The session transcript: JSON lines, one event each, written and flushed as it happens.
+
+Line 1 is a header {"kind": "header", "schema": ...}; every other line is an event with
+`seq` (consecutive from 1), `ts`, `node`, `kind` (thought, tool_call, tool_result, hypothesis,
+experiment, verdict, user, error) and `payload`. Plain json reads it; `text` is the sentence a
+reviewer reads. Secrets are masked before anything is written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "debug-agent.transcript/1"
+_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|credential|auth)", re.I)
+_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,})")
+_SECRET_FLAG = re.compile(r"(--[\w-]*(?:api[_-]?key|token|secret|password)[\w-]*[ =])(\S+)",
+                          re.I)
+MASK = "***"
+
+
+def mask(value: Any) -> Any:
+    """Masks values of secret-looking keys, known token shapes, and --api-key style flags."""
+    if isinstance(value, dict):
+        return {k: (MASK if isinstance(k, str) and _SECRET_NAME.search(k) and isinstance(
+            v, str | int) else mask(v)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask(v) for v in value]
+    if isinstance(value, str):
+        return _SECRET_FLAG.sub(lambda m: m.group(1) + MASK, _SECRET_VALUE.sub(MASK, value))
+    return value
+
+
+class Transcript:
+    def __init__(self, path: Path, echo: Callable[[str, str, str], None] | None = None) -> None:
+        self.path = path
+        self.echo = echo  # (node, kind, text): shows the reasoning as it happens
+        self.seq = self._last_seq()
+
+    def _last_seq(self) -> int:
+        if not self.path.exists():
+            return 0
+        last = 0
+        for line in self.path.read_text(errors="replace").splitlines():
+            try:
+                last = max(last, int(json.loads(line).get("seq", 0)))
+            except (ValueError, AttributeError):
+                continue  # a torn last line
+        return last
+
+    def header(self, payload: dict) -> None:
+        if self.path.exists() and self.path.stat().st_size:
+            return
+        self._write({"kind": "header", "schema": SCHEMA, "ts": time.time(), **mask(payload)})
+
+    def event(self, node: str, kind: str, text: str, **payload: Any) -> None:
+        self.seq += 1
+        self._write({"seq": self.seq, "ts": round(time.time(), 3), "node": node, "kind": kind,
+                     "text": mask(text), "payload": mask(payload)})
+        if self.echo:
+            self.echo(node, kind, mask(text))
+
+    def _write(self, record: dict) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a") as out:
+            out.write(json.dumps(record, default=str) + "\n")
+            out.flush()
