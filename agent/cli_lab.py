@@ -53,3 +53,43 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
     from tools.lab.truth import load_truth
 
     typer.echo(load_truth(directory).model_dump_json(indent=2))
+
+
+@lab_app.command("bench")
+def lab_bench(
+    scenarios: Annotated[int, typer.Option(min=1, help="How many generated scenarios.")] = 30,
+    seed: Annotated[int, typer.Option(help="Seed of the first scenario (then seed+1, ...).")
+                    ] = 1,
+    noise: Annotated[float | None, typer.Option(help="Coefficient of variation of each "
+                                                "forward's time (default 0.02).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from agent.lab_bench import run_bench
+
+    console = Console(stderr=True)
+
+    def progress(s) -> None:
+        console.print(f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
+                      f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches})")
+
+    scores, summary = run_bench(scenarios, seed, noise, on_score=None if as_json else progress)
+    if as_json:
+        typer.echo(json.dumps({"scenarios": [s.model_dump() for s in scores],
+                               "summary": summary}, indent=2))
+        return
+    table = Table(title=f"{scenarios} scenarios from seed {seed}, noise CV "
+                        f"{noise if noise is not None else 0.02:g}")
+    for col in ("seed", "scenario", "cands", "outcome", "status", "launches", "bisect",
+                "ddmin"):
+        table.add_column(col)
+    for s in scores:
+        table.add_row(str(s.seed), s.scenario, str(s.candidates), s.outcome, s.status,
+                      str(s.launches), str(s.bisect_launches), str(s.ddmin_launches))
+    Console().print(table)
+    Console().print(summary)

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -40,15 +41,15 @@ def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
     return lab
 
 
-def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launches: int = 40,
-                max_minutes: float = 60.0, as_json: bool = False,
-                lab_dir: Path | None = None) -> dict:
+def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
+                      good: str | None = None, max_launches: int = 40,
+                      max_minutes: float = 60.0,
+                      echo: Callable[[str, str, str], None] | None = None) -> dict:
+    """Investigate the target configured in `target_dir`; returns the result object."""
     import langgraph
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    console = Console(stderr=as_json, highlight=False)
     symptom = parse_symptom(symptom_text)
-    target_dir = _target(cwd, lab_dir, console)
     config = load_config(target_dir)
     if good:
         config.target.good = good
@@ -58,16 +59,8 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launc
                         f"{config.target.good!r}: nothing to investigate")
     metric = config.bench.metric if config.bench.kind == "command" else symptom.metric
     session_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-    repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
-    session_dir = sessions_root(cwd, repo_root) / session_id
+    session_dir = sessions / session_id
     session_dir.mkdir(parents=True)
-
-    def echo(node: str, kind: str, text: str) -> None:
-        if kind in STYLE:
-            style = STYLE[kind]
-            console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
-                                                       if style else escape(text)))
-
     transcript = Transcript(session_dir / "transcript.jsonl", echo=echo)
     transcript.header({"session": session_id, "symptom": symptom.model_dump(),
                        "target": {"repo": cands.repo, "good": config.target.good,
@@ -88,10 +81,28 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launc
                                      "recursion_limit": 4 * MAX_STEPS + 20}, durability="sync")
     finally:
         connection.close()
-    result = final["result"] if isinstance(final, dict) else final.result
+    return final["result"] if isinstance(final, dict) else final.result
+
+
+def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launches: int = 40,
+                max_minutes: float = 60.0, as_json: bool = False,
+                lab_dir: Path | None = None) -> dict:
+    console = Console(stderr=as_json, highlight=False)
+    parse_symptom(symptom_text)  # a bad symptom fails before anything is built
+    target_dir = _target(cwd, lab_dir, console)
+    repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
+
+    def echo(node: str, kind: str, text: str) -> None:
+        if kind in STYLE:
+            style = STYLE[kind]
+            console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
+                                                       if style else escape(text)))
+
+    result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root), good,
+                               max_launches, max_minutes, echo)
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     else:
         console.print(f"[bold]{result['status']}[/bold] after {result['launches']} launches; "
-                      f"report: {session_dir / 'report.md'}")
+                      f"report: {result['session_dir']}/report.md")
     return result

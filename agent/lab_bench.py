@@ -1,0 +1,126 @@
+"""`debug-agent lab bench`: the engine on generated scenarios, scored against the lab truth,
+with the launches git bisect and plain ddmin would need on the same candidates (noise-free)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent.investigate import run_investigation
+from tools.candidates import list_candidates
+from tools.config import load_config
+from tools.lab.create import create_lab
+from tools.lab.truth import Truth, load_truth
+
+
+class ScenarioScore(BaseModel):
+    seed: int
+    scenario: str
+    candidates: int
+    outcome: str  # correct | wrong | inconclusive
+    status: str
+    named: list[str]
+    truth: list[str]
+    launches: int
+    bisect_launches: int
+    ddmin_launches: int
+
+
+def _truth_keys(truth: Truth) -> set[str]:
+    return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}" for e in truth.culprits}
+
+
+def _named_keys(result: dict, by_id: dict) -> set[str]:
+    keys = set()
+    for c in result["culprits"]:
+        cand = by_id[c["id"]]
+        keys.add(cand.name if cand.kind == "env" else f"{cand.file} {cand.header}")
+    return keys
+
+
+def bisect_launches(n: int) -> int:
+    """git bisect over n candidates in diff order with a noise-free oracle, plus its two ends."""
+    return 2 + (math.ceil(math.log2(n)) if n > 1 else 0)
+
+
+def ddmin_launches(n: int, culprits: set[int], together: bool) -> int:
+    """Distinct tests of Zeller's ddmin (noise-free) over n changes, plus the two ends.
+
+    The test fails when the culprits are present: all of them (an interacting pair) or any.
+    """
+    if not culprits:
+        return 2
+    seen: dict[frozenset, bool] = {}
+
+    def fails(subset: frozenset) -> bool:
+        if subset not in seen:
+            seen[subset] = culprits <= subset if together else bool(culprits & subset)
+        return seen[subset]
+
+    changes, granularity = list(range(n)), 2
+    while len(changes) >= 2:
+        size = math.ceil(len(changes) / granularity)
+        parts = [changes[i:i + size] for i in range(0, len(changes), size)]
+        for part in parts:
+            if fails(frozenset(part)):
+                changes, granularity = part, 2
+                break
+        else:
+            for part in parts:
+                rest = [c for c in changes if c not in part]
+                if fails(frozenset(rest)):
+                    changes, granularity = rest, max(granularity - 1, 2)
+                    break
+            else:
+                if granularity >= len(changes):
+                    break
+                granularity = min(len(changes), granularity * 2)
+    return len(seen) + 2
+
+
+def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
+    lab = work / f"lab-{seed}"
+    create_lab("random", lab, seed=seed, noise=noise)
+    truth = load_truth(lab)
+    cands = list_candidates(lab, load_config(lab))
+    by_id = {c.id: c for c in cands.candidates}
+    result = run_investigation(lab, "verify 29ms", work / "sessions", max_launches=40)
+    named, wanted = _named_keys(result, by_id), _truth_keys(truth)
+    if result["status"] in ("confirmed", "suspected") and named:
+        outcome = "correct" if truth.regression and named == wanted else "wrong"
+    elif not truth.regression and result["status"] == "no_regression":
+        outcome = "correct"
+    else:
+        outcome = "inconclusive"
+    order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
+    positions = {i for i, key in enumerate(order) if key in wanted}
+    together = truth.scenario.endswith(":pair")
+    return ScenarioScore(
+        seed=seed, scenario=truth.scenario, candidates=len(cands.candidates), outcome=outcome,
+        status=result["status"], named=sorted(named), truth=sorted(wanted),
+        launches=result["launches"], bisect_launches=bisect_launches(len(cands.candidates)),
+        ddmin_launches=ddmin_launches(len(cands.candidates), positions, together))
+
+
+def run_bench(scenarios: int, seed: int, noise: float | None,
+              on_score=None) -> tuple[list[ScenarioScore], dict]:
+    scores = []
+    with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp:
+        for i in range(scenarios):
+            score = score_scenario(seed + i, noise, Path(tmp))
+            scores.append(score)
+            if on_score:
+                on_score(score)
+    summary = {
+        "correct": sum(s.outcome == "correct" for s in scores),
+        "wrong": sum(s.outcome == "wrong" for s in scores),
+        "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
+        "median_launches": statistics.median(s.launches for s in scores),
+        "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
+        "median_ddmin_launches": statistics.median(s.ddmin_launches for s in scores),
+    }
+    return scores, summary
