@@ -124,7 +124,30 @@ def env(
     worker_env_table(report, var)
 
 
+logs_app = typer.Typer(help="Server logs.", no_args_is_help=True)
+
+
+@logs_app.command("parse")
+def logs_parse(
+    file: Annotated[Path, typer.Argument(help="An SGLang server log (or bench output).")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Read a server log: startup args, decode/prefill lines, bench results, errors."""
+    from tools.sglang_log import parse_log_file
+
+    if not file.exists() or not file.is_file():
+        raise ToolError(f"no such log file: {file}")
+    parsed = parse_log_file(file).to_json_dict()
+    if as_json:
+        typer.echo(json.dumps(parsed, indent=2))
+        return
+    from agent.views import log_summary
+
+    log_summary(file, parsed)
+
+
 def register_tool_commands(app: typer.Typer) -> None:
     app.command()(diff)
     app.command()(experiment)
     app.command()(env)
+    app.add_typer(logs_app, name="logs")

@@ -2,7 +2,8 @@
 
 `confirmed` needs: the bad state with exactly the set reverted restores the good value, the good
 state with exactly the set applied reproduces the regression, and (for more than one member)
-reverting all but any one member leaves part of the regression (each member is needed).
+applying all but any one member to the good state does not reproduce all of it (each member is
+needed).
 Otherwise the search goes on (a missing partner, an unexplained share) or the set stays
 `suspected`.
 """
@@ -29,7 +30,7 @@ def start(state: InvestigationState) -> None:
         culprits=culprits,
         revert_key=ensure_config(state, everything - set(culprits)).key,
         apply_key=ensure_config(state, set(culprits)).key,
-        drop_keys={m: ensure_config(state, everything - (set(culprits) - {m})).key
+        drop_keys={m: ensure_config(state, set(culprits) - {m}).key
                    for m in culprits} if len(culprits) > 1 else {},
         rounds=(state.confirmation.rounds + 1) if state.confirmation else 1)
 
@@ -62,8 +63,9 @@ def plan(state: InvestigationState) -> Request | None:
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
         return request(state, key, f"confirm: replicate {state.configs[key].label}")
     for member, key in conf.drop_keys.items():
-        if _needs_launch(state, key, False):
-            return request(state, key, f"confirm: is {member} needed? revert all the others")
+        if _needs_launch(state, key, True):
+            return request(state, key, f"confirm: is {member} needed? apply all the others "
+                                       "to good")
     return None
 
 
@@ -77,12 +79,12 @@ def conclude(state: InvestigationState) -> str:
             and cid not in conf.culprits]
     if reverted == "restored" and applied == "restored":
         unneeded = [m for m, key in conf.drop_keys.items()
-                    if _verdict(state, key, False) == "restored"]
+                    if _verdict(state, key, True) == "restored"]
         if not unneeded:
             return "confirmed"
         state.findings = [f for f in state.findings if not set(f.ids) & set(unneeded)]
-        state.notes.append(f"{', '.join(unneeded)} not needed: reverting the others alone "
-                           "restores the good value")
+        state.notes.append(f"{', '.join(unneeded)} not needed: the others alone reproduce "
+                           "the regression on the good state")
         return "search" if conf.rounds < MAX_ROUNDS else "suspected"
     if conf.rounds >= MAX_ROUNDS:
         return "suspected"
@@ -101,7 +103,8 @@ def conclude(state: InvestigationState) -> str:
             state.hypotheses[cid].evidence.append("brought back: the kept candidates do not "
                                                   "explain the whole regression")
         state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
-        state.tasks = [Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key)]
+        state.tasks = [Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key,
+                            interference_checked=True)]
         state.notes.append("reverting the culprits found leaves part of the regression: "
                            "searching the rest, pruned candidates included")
         return "search"

@@ -25,7 +25,7 @@ from agent.state import InvestigationState, Task
 from agent.transcript import Transcript
 
 MAX_STEPS = 400  # our own limit: LangGraph's recursion limit is far higher
-DRIFT_EVERY = 4  # re-measure a reference every this many search launches
+DRIFT_EVERY = 5  # re-measure a reference every this many search launches
 
 
 @dataclass

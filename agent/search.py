@@ -3,9 +3,11 @@
 A task holds candidates `ids` between two measured configs: `low` (none of them changed) and
 `high` (all of them changed: reverted from bad, or for a partner search applied to good). Its
 first half is tried; the verdict sends the search into that half (restored), the other half
-(none), both (partial: additive causes), or both with the other half changed as context (none
-twice: the halves interfere, dd's rule). Halves split by prior mass, not by count; a dominant
-candidate is tried alone; hunks of one file stay together while other files remain.
+(none: by elimination, the first time), both (partial: additive causes), or, when a search is
+re-run because elimination misled it, the other half is measured too and "none" twice sends it
+into both halves with the other one changed as context (they interfere: dd's rule). Halves
+split by prior mass, not by count; a dominant candidate is tried alone; hunks of one file stay
+together while other files remain.
 """
 
 from __future__ import annotations
@@ -92,15 +94,21 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
     verdict = _verdict(state, task, key)
     state.tasks.pop(0)
     low, high, kind = task.low_key, task.high_key, task.kind
+    checked = task.interference_checked
     new: list[Task] = []
     if task.stage == "first":
         first_key = key
         if verdict == "restored":
-            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key)]
+            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key,
+                        interference_checked=checked)]
         elif verdict == "partial":
-            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key),
-                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high)]
-        elif len(task.second) == 1:  # nothing in the first half: the other one, by elimination
+            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key,
+                        interference_checked=checked),
+                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high,
+                        interference_checked=checked)]
+        elif not task.interference_checked:
+            # nothing in the first half: the other half, by elimination (if the halves
+            # interfere instead, confirmation finds out and the search runs again, checked)
             new = [Task(kind=kind, ids=task.second, low_key=low, high_key=high)]
         else:
             task.stage = "second"
@@ -108,11 +116,16 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
     else:
         second_key, first_key = key, task.first_key or ""
         if verdict == "restored":
-            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key)]
+            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key,
+                        interference_checked=checked)]
         elif verdict == "partial":
-            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key),
-                   Task(kind=kind, ids=task.first, low_key=second_key, high_key=high)]
+            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key,
+                        interference_checked=checked),
+                   Task(kind=kind, ids=task.first, low_key=second_key, high_key=high,
+                        interference_checked=checked)]
         else:  # neither half alone: they interfere; search each with the other changed
-            new = [Task(kind=kind, ids=task.first, low_key=second_key, high_key=high),
-                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high)]
+            new = [Task(kind=kind, ids=task.first, low_key=second_key, high_key=high,
+                        interference_checked=True),
+                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high,
+                        interference_checked=True)]
     state.tasks[:0] = new

@@ -67,6 +67,7 @@ class Task(BaseModel):
     first: list[str] = Field(default_factory=list)
     second: list[str] = Field(default_factory=list)
     first_key: str | None = None
+    interference_checked: bool = False  # measure the second half too (no elimination)
 
 
 class Request(BaseModel):
@@ -87,7 +88,7 @@ class Confirmation(BaseModel):
     culprits: list[str]
     revert_key: str
     apply_key: str
-    drop_keys: dict[str, str] = Field(default_factory=dict)  # member -> "bad minus the others"
+    drop_keys: dict[str, str] = Field(default_factory=dict)  # member -> "good + the others"
     rounds: int = 0
 
 

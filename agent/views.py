@@ -109,3 +109,27 @@ def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
         table.add_row(str(proc.pid), proc.role, *[proc.env.get(n, "-") for n in names])
     console.print(table)
     console.print(f"source: {report.source}")
+
+
+def log_summary(path: object, parsed: dict) -> None:
+    args = parsed.get("server_args") or {}
+    keys = ("model_path", "attention_backend", "speculative_algorithm", "tp_size",
+            "disable_cuda_graph")
+    console.print(f"[bold]{path}[/bold]")
+    if args:
+        console.print("server_args: " + ", ".join(f"{k}={args.get(k)!r}" for k in keys)
+                      + f" (+{max(0, len(args) - len(keys))} more keys)")
+    else:
+        console.print("server_args: not found")
+    decode = parsed.get("decode") or []
+    if decode:
+        last = decode[-1]
+        console.print(f"decode lines: {len(decode)}; last: gen throughput "
+                      f"{last.get('gen_throughput')}, accept len {last.get('accept_len')}, "
+                      f"cuda graph {last.get('cuda_graph')} (line {last.get('line')})")
+    console.print(f"prefill lines: {len(parsed.get('prefill') or [])}")
+    if parsed.get("bench"):
+        console.print(f"bench: {parsed['bench']}")
+    for error in (parsed.get("errors") or [])[:10]:
+        console.print(f"[red]error[/red] line {error['line']} ({error['kind']}): "
+                      f"{error['message']}")

@@ -72,3 +72,20 @@ def test_serve_on_a_port_in_use(seed_lab: Path) -> None:
 def test_unreadable_symptom(symptom: str, tmp_path: Path) -> None:
     _assert_one_line_error(run_cli("investigate", "--symptom", symptom, cwd=tmp_path),
                            "accepted forms")
+
+
+def test_logs_parse_missing_file(tmp_path: Path) -> None:
+    _assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")),
+                           "no such log file")
+
+
+def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "bin.log").write_bytes(bytes(range(256)) * 50)
+    (tmp_path / "empty.log").write_bytes(b"")
+    for name in ("bin.log", "empty.log"):
+        done = run_cli("logs", "parse", str(tmp_path / name), "--json")
+        assert done.returncode == 0, done.stderr
+        out = json.loads(done.stdout)
+        assert set(out) == {"server_args", "decode", "prefill", "bench", "errors"}

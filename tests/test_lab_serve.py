@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import wait_gone
 from tools.server import free_port
+from tools.sglang_log import parse_log
 
 
 def _wait_health(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -59,6 +60,10 @@ def test_serve_then_stop_leaves_no_process(seed_lab: Path, stop_signal: int) -> 
         if proc.poll() is None:
             proc.kill()
     assert "attention_backend='triton'" in output
+    parsed = parse_log(output)  # the lab speaks SGLang's log format
+    assert parsed.server_args["attention_backend"] == "triton"
+    assert parsed.server_args["tp_size"] == 8
+    assert parsed.prefill and all(p.tp_rank == 0 for p in parsed.prefill)
     assert "server_args=ServerArgs(" in output
     assert "Use triton backend by default." in output
     assert wait_gone(pids) == []

@@ -81,3 +81,16 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
     with pytest.raises(BenchError, match="exited with 4: boom"):
         run_command_bench(failing, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+
+
+def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
+    block = (Path(__file__).parent / "fixtures" / "sglang_logs"
+             / "24-bench-serving-old-variants.log")
+    bench = BenchSection(kind="command", metric="output_throughput", command=f"cat {block}")
+    result = run_command_bench(bench, tmp_path, dict(os.environ), "http://127.0.0.1:1", 1,
+                               tmp_path / "b.log")
+    assert result.metrics["output_throughput"].samples[0] > 0
+    missing = BenchSection(kind="command", metric="nope", command=f"cat {block}")
+    with pytest.raises(BenchError, match="'nope'"):
+        run_command_bench(missing, tmp_path, dict(os.environ), "http://127.0.0.1:1", 1,
+                          tmp_path / "b.log")

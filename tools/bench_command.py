@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tools.bench import BenchError, BenchResult, Metric
+from tools.bench_output import parse_bench_serving_block
 from tools.config import BenchSection
 
 
@@ -67,9 +68,14 @@ def run_command_bench(bench: BenchSection, cwd: Path, env: dict[str, str], base_
         values = _from_regex(bench.metric_regex, output)
     elif bench.metric_jsonl and bench.metric_key:
         values = _from_jsonl(cwd / _fill(bench.metric_jsonl, base_url, port), bench.metric_key)
-    else:
-        raise BenchError("a command bench needs bench.metric_regex, or bench.metric_jsonl with "
-                         "bench.metric_key")
+    else:  # an sglang.bench_serving result block: its row named by bench.metric
+        block = parse_bench_serving_block(output) or {}
+        if bench.metric not in block:
+            raise BenchError("a command bench needs bench.metric_regex, bench.metric_jsonl with "
+                             "bench.metric_key, or a bench_serving result block with "
+                             f"{bench.metric!r} (it printed: {', '.join(sorted(block)) or 'none'})")
+        value = block[bench.metric]
+        values = [float(value)] if isinstance(value, int | float) else []
     if not values:
         raise BenchError(f"the bench command's output has no value for {bench.metric!r} "
                          f"(see {log_path})")

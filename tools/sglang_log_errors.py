@@ -1,0 +1,204 @@
+"""Errors in an SGLang log: Python tracebacks, NCCL failures, CUDA OOM and error-level lines.
+
+One record per printed traceback, chained ones (`During handling of the above exception`)
+included, with the final exception line as its message. Several ranks often crash at once: each
+line is routed by its transport source (Ray actor, docker service, torchrun rank) and SGLang rank
+tag, and tracebacks whose headers arrive together are matched with exception lines first in,
+first out. A traceback cut before its exception line keeps its header as message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tools.sglang_log_lines import sglang_message
+
+_MAX_MESSAGE = 2000
+_IDLE_LIMIT = 40  # unrelated lines a traceback without its exception line may wait through
+_ABSORB_LIMIT = 10  # lines after an exception line that may continue its message
+_MAX_OPEN = 16  # tracebacks of one source interleaving at once (the ranks of a node)
+
+# Substrings one of which every line the scanner reports contains: `in` tests are several times
+# faster than one regex alternation, and most lines of a log fail them all.
+_PREFILTER = ("Traceback", "rror", "RROR", "NCCL", "nccl", "out of memory", "xception",
+              "CRITICAL", "FATAL", "Fatal", "sigquit", "fault", "is dead", "failed",
+              "OUT_OF_MEMORY")
+_NCCL = re.compile(
+    r"NCCL [Ee]rror|NCCL WARN|\bnccl[A-Z]\w*Error\b|Watchdog caught collective operation timeout"
+    r"|NCCL communicator was aborted|NCCL timeout"
+)
+_OOM = re.compile(
+    r"CUDA out of memory|HIP out of memory|OutOfMemoryError|CUDA error: out of memory"
+    r"|CUDA_ERROR_OUT_OF_MEMORY"
+)
+_WARNING = re.compile(
+    r"(?:WARNING|WARN)\b|\[?W\d{4} |[^\s:]*:\d+: \w*Warning\b|\w*Warning: |.{0,40}\| WARNING\b"
+)
+_ERROR = re.compile(
+    r"(?:ERROR|CRITICAL|FATAL)\b|.{0,60}?(?:[\s|\]-])(?:ERROR|CRITICAL|FATAL)(?:[\s|:\]-])"
+    r"|\[?[EF]\d{4} \d\d:\d\d:\d\d"
+    r"|(?:[A-Za-z_]\w*\.){0,6}(?:[A-Z]\w*)?(?:Error|Exception)\b"
+    r"|.{0,200}?(?:hit an exception|Received sigquit from a child process"
+    r"|Fatal Python error|Segmentation fault|CUDA error: |Child process unexpectedly failed"
+    r"|scheduler is dead|Exception in ASGI application|Health check failed)"
+)
+_EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*[a-z]\w*(?::(?: |$)|$)")
+_CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
+_HEADER = "Traceback (most recent call last)"
+
+
+@dataclass
+class _Line:
+    message: str  # SGLang's `[ts tags] ` removed
+    tags: str
+    stamped: bool  # carries SGLang's timestamp
+    contiguous: bool  # the line above was taken by a traceback of the same source
+
+
+@dataclass
+class _Traceback:
+    line: int
+    tags: str
+    header: str
+    message: str | None = None
+    earlier: str | None = None  # the exception line before a chain marker
+    chained: bool = False  # a chain marker was seen after the last exception line
+    lines_seen: int = 0
+    idle: int = 0
+    absorbed: int = 0
+
+
+def _may_report(body: str) -> bool:
+    if body[:2] in ("[E", "[F") or body[:1] in ("E", "F"):  # glog's E1023 / F1023 stamps
+        return True
+    for marker in _PREFILTER:  # noqa: SIM110 - a plain loop is the fastest form here
+        if marker in body:
+            return True
+    return False
+
+
+def _clip(text: str) -> str:
+    return text.strip()[:_MAX_MESSAGE]
+
+
+def classify(message: str) -> str | None:
+    """The kind of a single line outside a traceback: nccl, oom, error, or None."""
+    if _NCCL.search(message):
+        return "nccl"
+    if _WARNING.match(message):
+        return None  # warnings are not errors, unless they are NCCL WARN (above)
+    if _OOM.search(message):
+        return "oom"
+    return "error" if _ERROR.match(message) else None
+
+
+def is_exception_line(message: str) -> bool:
+    """`RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt` at column 0."""
+    return bool(message) and not message[0].isspace() and bool(
+        _EXCEPTION_LINE.match(message[:300])
+    )
+
+
+class ErrorScanner:
+    """Fed line by line; `records` holds (line, kind, message), sorted once `finish` runs."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[int, str, str]] = []
+        self.open: dict[str, list[_Traceback]] = {}
+        self.last_taken: dict[str, int] = {}  # source -> index of the last traceback line
+
+    def feed(self, index: int, body: str, source: str) -> None:
+        stream = self.open.get(source)
+        if not stream and not _may_report(body):
+            return
+        stamp, tags, message = sglang_message(body)
+        if _HEADER in message:
+            self._header(index, source, tags, message)
+            self.last_taken[source] = index
+            return
+        # A stamped line belongs to a traceback only right after one of its lines (setups that
+        # prefix every line of a traceback); otherwise it is the next log record.
+        line = _Line(message, tags, stamp is not None, self.last_taken.get(source) == index - 1)
+        if stream and self._continue(stream, line):
+            if message.strip():
+                self.last_taken[source] = index
+            return
+        if stream:
+            self._settle(source, closing_finished=True)
+        kind = classify(message)
+        if kind:
+            self.records.append((index + 1, kind, _clip(message)))
+
+    def finish(self) -> list[tuple[int, str, str]]:
+        for source in list(self.open):
+            for tb in self.open.pop(source):
+                self._close(tb)
+        self.records.sort(key=lambda r: r[0])
+        return self.records
+
+    def _header(self, index: int, source: str, tags: str, message: str) -> None:
+        stream = self.open.setdefault(source, [])
+        latest = stream[-1] if stream else None
+        if latest and latest.chained and (not tags or tags == latest.tags):
+            latest.chained = False  # the next traceback of a chain: same record
+            latest.earlier, latest.message = latest.message or latest.earlier, None
+            latest.lines_seen += 1
+            return
+        for tb in list(stream):
+            # A header arriving soon after another one is a second rank interleaving; a header
+            # after a long traceback means the earlier one was cut or has ended.
+            if tb.message is not None or tb.lines_seen >= 3:
+                stream.remove(tb)
+                self._close(tb)
+        if len(stream) >= _MAX_OPEN:
+            self._close(stream.pop(0))
+        stream.append(_Traceback(index + 1, tags, _clip(message)))
+
+    def _continue(self, stream: list[_Traceback], line: _Line) -> bool:
+        """True when the line belongs to an open traceback of this source."""
+        message = line.message
+        mine = [tb for tb in stream if line.tags and tb.tags == line.tags] or stream
+        latest = mine[-1]
+        waiting = [tb for tb in mine if tb.message is None]
+        if not message.strip():
+            return True  # blank lines separate chained tracebacks
+        if message.startswith(_CHAIN):
+            latest.chained = True
+            latest.lines_seen += 1
+            return True
+        if message[0].isspace() and (waiting or latest.absorbed < _ABSORB_LIMIT):
+            for tb in waiting or [latest]:
+                tb.lines_seen += 1
+                tb.idle = 0
+            if not waiting:
+                latest.absorbed += 1
+            return True
+        if waiting and (line.contiguous or not line.stamped) and is_exception_line(message):
+            waiting[0].message = _clip(message)
+            waiting[0].absorbed = 0
+            waiting[0].chained = False
+            return True
+        if (not waiting and not line.stamped and latest.absorbed < _ABSORB_LIMIT
+                and not latest.chained and "NCCL WARN" not in message
+                and (line.contiguous or classify(message) is None)):
+            # The rest of a multi-line exception message, right below it (torch's NCCL errors go
+            # on with `ncclSystemError: ...`, `Last error:`); NCCL's own WARN lines and error
+            # lines after a gap are records of their own.
+            latest.absorbed += 1
+            return True
+        return False
+
+    def _settle(self, source: str, closing_finished: bool) -> None:
+        """An unrelated line: finished tracebacks end, unfinished ones wait a little longer."""
+        stream = self.open.get(source, [])
+        for tb in list(stream):
+            tb.idle += 1
+            if (closing_finished and tb.message is not None) or tb.idle > _IDLE_LIMIT:
+                stream.remove(tb)
+                self._close(tb)
+        if not stream:
+            self.open.pop(source, None)
+
+    def _close(self, tb: _Traceback) -> None:
+        self.records.append((tb.line, "traceback", tb.message or tb.earlier or tb.header))
