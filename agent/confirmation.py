@@ -82,14 +82,26 @@ def conclude(state: InvestigationState) -> str:
                     if _verdict(state, key, True) == "restored"]
         if not unneeded:
             return "confirmed"
-        state.findings = [f for f in state.findings if not set(f.ids) & set(unneeded)]
+        for finding in state.findings:
+            finding.ids = [cid for cid in finding.ids if cid not in unneeded]
+        state.findings = [f for f in state.findings if f.ids]
         state.notes.append(f"{', '.join(unneeded)} not needed: the others alone reproduce "
                            "the regression on the good state")
         return "search" if conf.rounds < MAX_ROUNDS else "suspected"
     if conf.rounds >= MAX_ROUNDS:
         return "suspected"
     if reverted == "restored" and applied in ("none", "partial") and kept:
-        # reverting the set is enough but it does not hurt alone: a partner is missing
+        # reverting the set is enough but it does not hurt alone: a partner is missing,
+        # likeliest among candidates that share a name with it (one sets what another reads)
+        from agent.search import names_used
+
+        names = set().union(*(names_used(state, cid) for cid in conf.culprits))
+        for cid in kept:
+            if names & names_used(state, cid):
+                state.hypotheses[cid].prior *= 10
+                state.hypotheses[cid].reasons.append(
+                    f"shares {', '.join(sorted(names & names_used(state, cid)))} with the "
+                    "culprit found")
         state.tasks = [Task(kind="partner", ids=kept, low_key=conf.apply_key,
                             high_key=state.bad_key)]
         state.notes.append(f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "

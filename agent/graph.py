@@ -18,7 +18,7 @@ import git
 from agent import calibration, confirmation, search
 from agent.gather import describe, facts_from
 from agent.hypothesize import hypothesize
-from agent.levels import between, ensure_config, noise, request, restored, update_levels
+from agent.levels import between, ensure_config, noise, request, update_levels
 from agent.report import finish
 from agent.runner import Runner
 from agent.state import InvestigationState, Task
@@ -175,14 +175,18 @@ def build_graph(ctx: Context, checkpointer=None):
         req = s.pending
         assert req is not None
         update_levels(s)
+        config = s.configs[req.key]
         if s.configs[s.good_key].values and req.key not in (s.bad_key, s.good_key):
             result = between(s, req.key, s.bad_key, s.good_key)
             n = noise(s)
-            log("judge", "verdict", f"{s.configs[req.key].label}: restores "
-                f"{restored(s, req.key):.0%} of the gap -> {result.verdict} "
-                f"(p vs bad {result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, "
-                f"noise {n.sigma:.3g} on {n.df} df)", config=s.configs[req.key].label,
-                r=result.r, verdict=result.verdict, launches=result.launches)
+            level = {"restored": "at the good level", "none": "at the bad level",
+                     "partial": "in between", "unknown": "not clear yet"}[result.verdict]
+            effect = (f"reproduces {1 - result.r:.0%} of the regression" if config.base == "good"
+                      else f"restores {result.r:.0%} of the gap")
+            log("judge", "verdict", f"{config.label}: {effect}, {level} (p vs bad "
+                f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, noise "
+                f"{n.sigma:.3g} on {n.df} df)", config=config.label, r=result.r,
+                verdict=result.verdict, launches=result.launches)
         return _fields(s)
 
     def report(state: InvestigationState) -> dict:

@@ -26,7 +26,13 @@ PATHS = {
                 ("prefill", "extend", "chunk", "attn", "forward", "backend")),
 }
 _NUMBER = re.compile(r"\d+\.\d+|\b\d+\b")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _LOG_CALL = re.compile(r"^\s*(logger|logging|log)\.\w+\(|^\s*print\(")
+_BUILTINS = {"range", "len", "enumerate", "zip", "list", "dict", "set", "tuple", "sorted", "min",
+             "max", "sum", "any", "all", "int", "float", "str", "bool", "isinstance", "reversed"}
+# NCCL variables that only change what NCCL logs, never how it communicates
+LOGGING_ONLY_ENV = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "SGLANG_LOG_LEVEL"}
 
 
 class Prior(BaseModel):
@@ -44,7 +50,9 @@ def prior(c: Candidate, metric: str) -> Prior:
     path_words, code_words = PATHS.get(metric, ((), ()))
     weight, reasons = 1.0, []
     if c.kind == "env":
-        if (c.name or "").startswith(("NCCL_", "SGLANG_", "CUDA_", "TORCH_")):
+        if c.name in LOGGING_ONLY_ENV:
+            weight, reasons = 0.2, [f"{c.name} only changes logging"]
+        elif (c.name or "").startswith(("NCCL_", "SGLANG_", "CUDA_", "TORCH_")):
             weight, reasons = 3.0, [f"{c.name} tunes the server's runtime"]
         return Prior(candidate=c.id, weight=weight, reasons=reasons)
     if c.kind == "arg":
@@ -63,9 +71,38 @@ def prior(c: Candidate, metric: str) -> Prior:
     if changed and all(_LOG_CALL.search(line) for line in changed):
         weight *= 0.2
         reasons.append("only logging calls change")
+    elif _looks_like_refactor(c):
+        weight *= 0.3
+        reasons.append("looks like a refactor: the same calls and constants, rearranged")
+    elif _sets_only_logging_env(c):
+        weight *= 0.2
+        reasons.append("only sets variables that change logging")
     elif any(_NUMBER.search(line) for line in changed):
         weight *= 1.5
         reasons.append("changes numbers or conditions")
     if not metric or metric == "tok_s":  # throughput: anything on the path can matter
         weight = max(weight, 1.0)
     return Prior(candidate=c.id, weight=weight, reasons=reasons or ["no specific signal"])
+
+
+def _tokens(lines: list[str]) -> tuple[list[str], list[str], set[str]]:
+    code = " ".join(lines)
+    strings = sorted(_STRING.findall(code))
+    numbers = sorted(_NUMBER.findall(_STRING.sub("", code)))
+    calls = set(_CALL.findall(_STRING.sub("", code))) - _BUILTINS
+    return strings, numbers, calls
+
+
+def _looks_like_refactor(c: Candidate) -> bool:
+    removed = [r[1:] for r in c.patch.splitlines()[3:] if r.startswith("-") and r[1:].strip()
+               and not r[1:].lstrip().startswith("#")]
+    added = [r[1:] for r in c.patch.splitlines()[3:] if r.startswith("+") and r[1:].strip()
+             and not r[1:].lstrip().startswith("#")]
+    return bool(removed and added) and _tokens(removed) == _tokens(added)
+
+
+def _sets_only_logging_env(c: Candidate) -> bool:
+    from agent.relevance import env_assignments
+
+    names = {name for name, _ in env_assignments(c)}
+    return bool(names) and names <= LOGGING_ONLY_ENV

@@ -12,6 +12,8 @@ together while other files remain.
 
 from __future__ import annotations
 
+import re
+
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, ensure_config, held, request
 from agent.state import Finding, InvestigationState, Request, Task
 
@@ -28,15 +30,56 @@ def _file(state: InvestigationState, cid: str) -> str:
     return candidate.file or cid
 
 
+_NAME_LITERAL = re.compile(r"""["']([A-Z][A-Z0-9_]{5,})["']""")
+
+
+def names_used(state: InvestigationState, cid: str) -> set[str]:
+    """Env-var-like names a candidate's changed lines mention (or the env candidate's own)."""
+    c = next(c for c in state.candidates if c.id == cid)
+    if c.kind == "env":
+        return {c.name or ""}
+    rows = [r[1:] for r in c.patch.splitlines()[3:] if r[:1] in "+-"]
+    return set(_NAME_LITERAL.findall("\n".join(rows)))
+
+
+def units(state: InvestigationState, ids: list[str]) -> list[list[str]]:
+    """Candidates that belong together: the same file, or a name one sets and another reads
+    (grouping by shared identifiers, as Zeller's GDB study did)."""
+    parent = {cid: cid for cid in ids}
+
+    def root(cid: str) -> str:
+        while parent[cid] != cid:
+            cid = parent[cid]
+        return cid
+
+    by_key: dict[str, str] = {}
+    for cid in ids:
+        for key in {"file:" + _file(state, cid)} | names_used(state, cid):
+            if key in by_key:
+                parent[root(cid)] = root(by_key[key])
+            else:
+                by_key[key] = cid
+    groups: dict[str, list[str]] = {}
+    for cid in ids:
+        groups.setdefault(root(cid), []).append(cid)
+    return list(groups.values())
+
+
+def linked(state: InvestigationState, ids: list[str]) -> bool:
+    """All of `ids` share names they set and read: they act as one change."""
+    if len(ids) < 2:
+        return False
+    names = [names_used(state, cid) for cid in ids]
+    return all(names[0] & other for other in names[1:])
+
+
 def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]]:
     ranked = sorted(ids, key=lambda i: (-_weight(state, i), i))
     total = sum(_weight(state, i) for i in ranked)
     if _weight(state, ranked[0]) >= DOMINANT * total:
         return [ranked[0]], ranked[1:]
-    units: dict[str, list[str]] = {}
-    for cid in ranked:
-        units.setdefault(_file(state, cid), []).append(cid)
-    groups = list(units.values()) if len(units) > 1 else [[cid] for cid in ranked]
+    grouped = units(state, ranked)
+    groups = grouped if len(grouped) > 1 else [[cid] for cid in ranked]
     groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
     first: list[str] = []
     for group in groups:
@@ -60,7 +103,7 @@ def plan(state: InvestigationState) -> Request | None:
     while state.tasks:
         task = state.tasks[0]
         if task.stage == "start":
-            if len(task.ids) == 1:
+            if len(task.ids) == 1 or linked(state, task.ids):
                 state.findings.append(Finding(ids=task.ids, low_key=task.low_key,
                                               high_key=task.high_key))
                 state.tasks.pop(0)
