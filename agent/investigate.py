@@ -87,7 +87,7 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
 def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launches: int = 40,
                 max_minutes: float = 60.0, as_json: bool = False,
                 lab_dir: Path | None = None) -> dict:
-    console = Console(stderr=as_json, highlight=False)
+    console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
     target_dir = _target(cwd, lab_dir, console)
     repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)

@@ -1,0 +1,128 @@
+"""The investigation engine end to end on real labs: verdicts, evidence, hygiene, transcript."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import repo_fingerprint, run_cli
+from tools.lab.create import create_lab
+from tools.lab.random_scenario import draw_scenario
+from tools.lab.truth import load_truth
+
+
+def _investigate(cwd: Path, *extra: str) -> tuple[dict, str]:
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", *extra, cwd=cwd,
+                   timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout), done.stderr
+
+
+def _truth_keys(lab: Path) -> set[str]:
+    return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}"
+            for e in load_truth(lab).culprits}
+
+
+def _named_keys(result: dict, lab: Path) -> set[str]:
+    diff = json.loads(run_cli("diff", "--json", cwd=lab).stdout)["candidates"]
+    by_id = {c["id"]: c for c in diff}
+    return {by_id[c["id"]]["name"] if c["kind"] == "env"
+            else f"{by_id[c['id']]['file']} {by_id[c['id']]['header']}"
+            for c in result["culprits"]}
+
+
+def test_empty_folder_investigates_the_seed_lab(tmp_path: Path) -> None:
+    result, err = _investigate(tmp_path)
+    assert err.splitlines()[0].startswith(f"No debug-agent.toml in {tmp_path}: investigating "
+                                          "the built-in seed lab")
+    assert result["status"] == "confirmed"
+    assert [c["file"] for c in result["culprits"]] == [
+        "python/sglang/srt/distributed/parallel_state.py"]
+
+
+def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    before = repo_fingerprint(lab)
+    result, _ = _investigate(lab)
+    assert result["status"] == "confirmed"
+    assert _named_keys(result, lab) == _truth_keys(lab)
+    assert result["culprits"][0]["share"] > 0.8 and result["unexplained_share"] < 0.2
+    m = result["metric"]
+    assert m["name"] == "verify_ms" and m["bad"] > 26 and m["good"] < 21
+    assert m["after_fix"] < 21
+    dropped = {Path(d["file"]).name: " ".join(d["evidence"]) for d in result["dropped"]}
+    assert "attention_backend='triton'" in dropped["flashinfer_mla_backend.py"]
+    assert "DeepseekV3ForCausalLM" in dropped["server_args.py"]
+    assert "Glm4MoeForCausalLM" in dropped["server_args.py"]
+    cleared = {c["candidate"].split("-")[0]: " ".join(c["evidence"]) for c in result["cleared"]}
+    for patch in ("engine", "scheduler", "sitecustomize"):
+        assert "NCCL_PROTO=LL: reached 8/8 scheduler processes" in cleared[patch]
+        assert "explains none of the gap" in cleared[patch]
+    assert repo_fingerprint(lab) == before
+    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
+                               text=True).stdout
+    assert worktrees.count("\n") == 1
+    session = Path(result["session_dir"])
+    assert "parallel_state" in (session / "report.md").read_text()
+    lines = (session / "transcript.jsonl").read_text().splitlines()
+    header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
+    assert header["kind"] == "header" and header["schema"].startswith("debug-agent.transcript/")
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert all(e["text"] and e["node"] and e["kind"] for e in events)
+    assert {"gather", "hypothesize", "plan", "experiment", "judge", "report"} <= {
+        e["node"] for e in events}
+
+
+def _first_seed(shape: str) -> int:
+    return next(seed for seed in range(1000) if draw_scenario(seed).shape == shape)
+
+
+@pytest.mark.parametrize("shape", ["single", "pair", "additive", "env", "arg-default"])
+def test_each_kind_of_culprit_is_confirmed(shape: str, tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("random", lab, seed=_first_seed(shape), noise=0.05)
+    result, _ = _investigate(lab)
+    assert result["status"] == "confirmed", result["notes"]
+    assert _named_keys(result, lab) == _truth_keys(lab)
+
+
+def test_no_regression_control_names_no_culprit(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("random", lab, seed=_first_seed("control"), noise=0.05)
+    result, _ = _investigate(lab)
+    assert result["status"] == "no_regression"
+    assert result["culprits"] == []
+
+
+def test_budget_is_respected(seed_lab: Path) -> None:
+    result, _ = _investigate(seed_lab, "--max-launches", "2")
+    assert result["status"] == "budget_exhausted"
+    assert result["launches"] == 2
+
+
+def test_secrets_never_reach_the_session(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    config = (lab / "debug-agent.toml").read_text()
+    secret = "hf_abcdefghijklmnop1234"
+    (lab / "debug-agent.toml").write_text(
+        config.replace('env = { PYTHONPATH', f'env = {{ HF_TOKEN = "{secret}", PYTHONPATH'))
+    result, _ = _investigate(lab, "--max-launches", "3")
+    session = Path(result["session_dir"])
+    for path in session.rglob("*"):
+        if path.is_file() and path.suffix in (".jsonl", ".md", ".json"):
+            assert secret not in path.read_text(errors="replace"), path
+
+
+def test_lab_bench_scores_against_the_truth() -> None:
+    done = run_cli("lab", "bench", "--scenarios", "2", "--seed", "3", "--json", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert set(out["summary"]) == {"correct", "wrong", "inconclusive", "median_launches",
+                                   "median_bisect_launches", "median_ddmin_launches"}
+    assert out["summary"]["wrong"] == 0 and len(out["scenarios"]) == 2
+    assert all(s["bisect_launches"] >= 2 for s in out["scenarios"])
