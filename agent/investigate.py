@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from agent.graph import MAX_STEPS, Context, build_graph
 from agent.runner import Runner
@@ -26,6 +27,26 @@ from tools.errors import ToolError
 from tools.session_paths import sessions_root
 
 STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": ""}
+
+
+class _LaunchProgress:
+    """One progress line: which launch, whether the server loads or the benchmark runs."""
+
+    def __init__(self, bar: Progress) -> None:
+        self.bar = bar
+        self.task = bar.add_task("gathering facts", total=None)
+        self.launch = 0
+
+    def phase(self, name: str) -> None:
+        if name == "loading":
+            self.launch += 1
+            self.bar.update(self.task, description=f"launch {self.launch}: server loading",
+                            completed=0, total=None)
+        else:
+            self.bar.update(self.task, description=f"launch {self.launch}: benchmark")
+
+    def request(self, done: int, total: int) -> None:
+        self.bar.update(self.task, completed=done, total=total)
 
 
 def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
@@ -44,7 +65,8 @@ def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
 def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
                       good: str | None = None, max_launches: int = 40,
                       max_minutes: float = 60.0,
-                      echo: Callable[[str, str, str], None] | None = None) -> dict:
+                      echo: Callable[[str, str, str], None] | None = None,
+                      progress: _LaunchProgress | None = None) -> dict:
     """Investigate the target configured in `target_dir`; returns the result object."""
     import langgraph
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -72,7 +94,9 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
         session_id=session_id, session_dir=str(session_dir), config_path=str(target_dir),
         symptom=symptom, metric=metric, worse="higher" if symptom.direction == "lower" else "lower",
         max_launches=max_launches, deadline=time.time() + 60 * max_minutes)
-    runner = Runner(config, target_dir, cands)
+    runner = Runner(config, target_dir, cands,
+                    on_phase=progress.phase if progress else None,
+                    on_request=progress.request if progress else None)
     connection = sqlite3.connect(session_dir / "checkpoints.sqlite", check_same_thread=False)
     try:
         graph = build_graph(Context(runner=runner, transcript=transcript,
@@ -98,8 +122,11 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launc
             console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
                                                        if style else escape(text)))
 
-    result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root), good,
-                               max_launches, max_minutes, echo)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), console=console, transient=True) as bar:
+        result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
+                                   good, max_launches, max_minutes, echo,
+                                   _LaunchProgress(bar))
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     else:

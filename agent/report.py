@@ -21,6 +21,10 @@ def _summary(state: InvestigationState, cid: str) -> str:
     return f"{c.kind} {c.name}: {c.good!r} -> {c.bad!r}"
 
 
+def _launches(n: int) -> str:
+    return f"{n} launch" if n == 1 else f"{n} launches"
+
+
 def _value(state: InvestigationState, key: str) -> float | None:
     config = state.configs.get(key)
     return config.mean if config and config.values else None
@@ -42,13 +46,13 @@ def _culprits(state: InvestigationState) -> tuple[list[dict], float | None]:
         if whole is not None:
             evidence.append(f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
                             f"{_value(state, conf.revert_key):.3g} {unit} "
-                            f"({len(state.configs[conf.revert_key].values)} launches): "
+                            f"({_launches(len(state.configs[conf.revert_key].values))}): "
                             f"{whole:.0%} of the gap restored")
         if state.configs[conf.apply_key].values:
             reproduced = 1 - restored(state, conf.apply_key)
             evidence.append(f"applying exactly it to the good state gives "
                             f"{_value(state, conf.apply_key):.3g} {unit} "
-                            f"({len(state.configs[conf.apply_key].values)} launches): "
+                            f"({_launches(len(state.configs[conf.apply_key].values))}): "
                             f"{reproduced:.0%} of the regression reproduced")
         evidence += state.hypotheses[cid].reasons
         out.append({"kind": c.kind, "id": cid, "file": c.file or c.name,
