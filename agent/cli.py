@@ -28,8 +28,10 @@ def investigate(
     symptom: Annotated[str, typer.Option(help='What got worse, e.g. "verify 29ms".')],
     good: Annotated[str | None, typer.Option(help="Known-good git ref (default: the "
                                              "config's).")] = None,
-    max_launches: Annotated[int, typer.Option(min=2, help="Budget: server launches.")] = 40,
-    max_minutes: Annotated[float, typer.Option(help="Budget: wall time.")] = 60.0,
+    max_launches: Annotated[int | None, typer.Option(min=2, help="Budget: server launches "
+                                                     "(default: [budget] or 40).")] = None,
+    max_minutes: Annotated[float | None, typer.Option(help="Budget: wall time (default: "
+                                                      "[budget] or 60).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result object last.")
                        ] = False,
     lab_dir: Annotated[Path | None, typer.Option(

@@ -63,8 +63,8 @@ def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
 
 
 def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
-                      good: str | None = None, max_launches: int = 40,
-                      max_minutes: float = 60.0,
+                      good: str | None = None, max_launches: int | None = None,
+                      max_minutes: float | None = None,
                       echo: Callable[[str, str, str], None] | None = None,
                       progress: _LaunchProgress | None = None) -> dict:
     """Investigate the target configured in `target_dir`; returns the result object."""
@@ -93,7 +93,8 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     state = InvestigationState(
         session_id=session_id, session_dir=str(session_dir), config_path=str(target_dir),
         symptom=symptom, metric=metric, worse="higher" if symptom.direction == "lower" else "lower",
-        max_launches=max_launches, deadline=time.time() + 60 * max_minutes)
+        max_launches=max_launches or config.budget.max_launches,
+        deadline=time.time() + 60 * (max_minutes or config.budget.max_minutes))
     runner = Runner(config, target_dir, cands,
                     on_phase=progress.phase if progress else None,
                     on_request=progress.request if progress else None)
@@ -108,8 +109,9 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     return final["result"] if isinstance(final, dict) else final.result
 
 
-def investigate(symptom_text: str, cwd: Path, good: str | None = None, max_launches: int = 40,
-                max_minutes: float = 60.0, as_json: bool = False,
+def investigate(symptom_text: str, cwd: Path, good: str | None = None,
+                max_launches: int | None = None, max_minutes: float | None = None,
+                as_json: bool = False,
                 lab_dir: Path | None = None) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built

@@ -68,6 +68,11 @@ class BenchSection(_Section):
         return self
 
 
+class BudgetSection(_Section):
+    max_launches: int = Field(default=40, ge=2)
+    max_minutes: float = Field(default=60.0, gt=0)
+
+
 class SymptomSection(_Section):
     default: str | None = None
 
@@ -78,6 +83,7 @@ class TargetConfig(_Section):
     baseline: BaselineSection = Field(default_factory=BaselineSection)
     bench: BenchSection = Field(default_factory=BenchSection)
     symptom: SymptomSection = Field(default_factory=SymptomSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
 
     def launch_argv(self, port: int, command: str | None = None) -> list[str]:
         """The launch command as argv, with {port} and {python} filled in."""
