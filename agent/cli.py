@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from agent.cli_lab import lab_app
+from agent.cli_sessions import register_session_commands
 from agent.cli_tools import register_tool_commands
 from tools.errors import ToolError
 
@@ -21,11 +22,15 @@ app = typer.Typer(
 )
 app.add_typer(lab_app, name="lab")
 register_tool_commands(app)
+register_session_commands(app)
 
 
 @app.command()
 def investigate(
-    symptom: Annotated[str, typer.Option(help='What got worse, e.g. "verify 29ms".')],
+    symptom: Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')
+                       ] = None,
+    resume: Annotated[str | None, typer.Option(help="Continue a killed session (its id).")
+                      ] = None,
     good: Annotated[str | None, typer.Option(help="Known-good git ref (default: the "
                                              "config's).")] = None,
     max_launches: Annotated[int | None, typer.Option(min=2, help="Budget: server launches "
@@ -41,6 +46,15 @@ def investigate(
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
 
+    if resume:
+        from agent.investigate import resume as resume_session
+        from agent.sessions import find_session
+        from tools.session_paths import sessions_root
+
+        resume_session(find_session(resume, sessions_root(Path.cwd(), None)), as_json)
+        return
+    if not symptom:
+        raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
     run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir)
 
 

@@ -118,20 +118,84 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
     target_dir = _target(cwd, lab_dir, console)
     repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
 
+    echo = _echo(console)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  MofNCompleteColumn(), console=console, transient=True) as bar:
+        result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
+                                   good, max_launches, max_minutes, echo,
+                                   _LaunchProgress(bar))
+    _print_result(result, console, as_json)
+    return result
+
+
+def _saved_state(session: Path) -> dict:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    connection = sqlite3.connect(session / "checkpoints.sqlite", check_same_thread=False)
+    try:
+        saved = SqliteSaver(connection).get_tuple({"configurable": {"thread_id": session.name}})
+    finally:
+        connection.close()
+    if saved is None:
+        raise ToolError(f"session {session.name} has no checkpoint to resume from")
+    return dict(saved.checkpoint["channel_values"])
+
+
+def resume(session: Path, as_json: bool = False) -> dict:
+    """Continue a killed investigation from its last checkpoint, in the same session folder."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from tools.server import reap_stale_servers
+    from tools.worktree import reap_stale_worktrees
+
+    console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    values = _saved_state(session)
+    if values.get("phase") == "done" and values.get("result"):
+        result = values["result"]
+    else:
+        target_dir = Path(values["config_path"])
+        config = load_config(target_dir)
+        cands = list_candidates(target_dir / config.target.repo, config)
+        saved_ids = [c.id if hasattr(c, "id") else c["id"] for c in values.get("candidates", [])]
+        if saved_ids and saved_ids != [c.id for c in cands.candidates]:
+            raise ToolError(f"the target's changes differ from when session {session.name} "
+                            "started: start a new investigation instead")
+        reaped = reap_stale_servers()
+        reap_stale_worktrees(target_dir)
+        console.print(f"Resuming session {session.name} at phase {values.get('phase')} "
+                      f"({values.get('launches', 0)} launches done; {len(reaped)} orphan "
+                      "server(s) stopped).")
+        transcript = Transcript(session / "transcript.jsonl", echo=_echo(console))
+        transcript.event("resume", "thought", f"resumed after an interruption, at phase "
+                         f"{values.get('phase')}")
+        connection = sqlite3.connect(session / "checkpoints.sqlite", check_same_thread=False)
+        try:
+            graph = build_graph(Context(runner=Runner(config, target_dir, cands),
+                                        transcript=transcript, repo=open_repo(target_dir)),
+                                SqliteSaver(connection))
+            final = graph.invoke(None, {"configurable": {"thread_id": session.name},
+                                        "recursion_limit": 4 * MAX_STEPS + 20},
+                                 durability="sync")
+        finally:
+            connection.close()
+        result = final["result"] if isinstance(final, dict) else final.result
+    _print_result(result, console, as_json)
+    return result
+
+
+def _echo(console: Console) -> Callable[[str, str, str], None]:
     def echo(node: str, kind: str, text: str) -> None:
         if kind in STYLE:
             style = STYLE[kind]
             console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
                                                        if style else escape(text)))
 
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), console=console, transient=True) as bar:
-        result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
-                                   good, max_launches, max_minutes, echo,
-                                   _LaunchProgress(bar))
+    return echo
+
+
+def _print_result(result: dict, console: Console, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     else:
         console.print(f"[bold]{result['status']}[/bold] after {result['launches']} launches; "
                       f"report: {result['session_dir']}/report.md")
-    return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,12 @@ def finish(state: InvestigationState, ctx: Context) -> None:
         "experiments": state.experiments,
         "notes": state.notes,
     }
-    Path(state.session_dir, "report.md").write_text(render_markdown(state))
+    session = Path(state.session_dir)
+    (session / "report.md").write_text(render_markdown(state))
+    (session / "result.json").write_text(json.dumps(state.result, indent=2, default=str))
+    # the final state, for `report --html` and `replay --rerun` (no secrets: the transcript
+    # header holds the config, masked; the state holds ids, values and evidence)
+    (session / "state.json").write_text(state.model_dump_json(indent=1))
 
 
 def fmt(value: float | None) -> str:

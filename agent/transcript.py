@@ -15,6 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from tools.errors import ToolError
+
 SCHEMA = "debug-agent.transcript/1"
 _SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|credential|auth)", re.I)
 _SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,})")
@@ -69,3 +73,39 @@ class Transcript:
         with open(self.path, "a") as out:
             out.write(json.dumps(record, default=str) + "\n")
             out.flush()
+
+
+class TranscriptError(ToolError):
+    pass
+
+
+class Loaded(BaseModel):
+    header: dict
+    events: list[dict]
+    torn: bool  # the last line was cut (a writer killed mid-line): it is skipped
+
+
+def read_transcript(path: Path) -> Loaded:
+    """A transcript, tolerating a torn last line; a newer schema is a clear error."""
+    if not path.exists():
+        raise TranscriptError(f"no transcript at {path}")
+    lines = path.read_text(errors="replace").splitlines()
+    records, torn = [], False
+    for number, line in enumerate(lines, 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if number == len(lines):
+                torn = True
+                continue
+            raise TranscriptError(f"{path}:{number} is not a JSON line") from None
+    if not records or records[0].get("kind") != "header":
+        raise TranscriptError(f"{path} has no header line")
+    schema = str(records[0].get("schema", ""))
+    name, _, version = schema.partition("/")
+    if name != SCHEMA.partition("/")[0] or not version.isdigit():
+        raise TranscriptError(f"{path}: unknown transcript schema {schema!r}")
+    if int(version) > int(SCHEMA.partition("/")[2]):
+        raise TranscriptError(f"{path} uses transcript schema {schema}, newer than this "
+                              f"debug-agent reads ({SCHEMA}): upgrade debug-agent")
+    return Loaded(header=records[0], events=records[1:], torn=torn)

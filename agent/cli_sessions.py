@@ -1,0 +1,122 @@
+"""`debug-agent sessions`, `replay` and `report`: review saved investigations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+DirOpt = Annotated[Path | None, typer.Option("--dir", help="The sessions folder (default: "
+                                             "./sessions).")]
+
+sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True)
+
+
+def _root(directory: Path | None) -> Path:
+    from tools.session_paths import sessions_root
+
+    return sessions_root(Path.cwd(), None, directory)
+
+
+@sessions_app.callback()
+def sessions(ctx: typer.Context, directory: DirOpt = None) -> None:
+    """List saved sessions, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    from agent.sessions import list_sessions
+
+    found = list_sessions(_root(directory))
+    table = Table(title=f"sessions in {_root(directory)}")
+    for col in ("id", "date", "target", "symptom", "status", "launches"):
+        table.add_column(col, overflow="fold")
+    for s in found:
+        table.add_row(s.id, s.date, s.target, s.symptom, s.status, str(s.launches))
+    Console().print(table)
+
+
+@sessions_app.command("prune")
+def prune(directory: DirOpt = None) -> None:
+    """Remove the checkpoint files of finished sessions (transcripts and reports stay)."""
+    from agent.sessions import list_sessions
+
+    freed = 0
+    for s in list_sessions(_root(directory)):
+        checkpoint = Path(s.path) / "checkpoints.sqlite"
+        if s.status not in ("interrupted", "empty") and checkpoint.exists():
+            freed += checkpoint.stat().st_size
+            checkpoint.unlink()
+    typer.echo(f"freed {freed / 1e6:.1f} MB of checkpoints")
+
+
+def replay(
+    session: Annotated[str, typer.Argument(help="A session id (or its folder).")],
+    plain: Annotated[bool, typer.Option("--plain", help="Everything, unstyled, for pipes.")
+                     ] = False,
+    step: Annotated[bool, typer.Option("--step", help="Wait for Enter between steps.")] = False,
+    only: Annotated[str | None, typer.Option(help="hypotheses | experiments | verdicts")
+                    ] = None,
+    at: Annotated[int, typer.Option(min=1, help="Start at step (seq) N.")] = 1,
+    directory: DirOpt = None,
+) -> None:
+    """Step through a saved session: reasoning, tool calls, observations, verdicts."""
+    from agent.replay import ONLY, header_lines, steps
+    from agent.replay import plain as print_plain
+    from agent.sessions import find_session
+    from agent.transcript import read_transcript
+    from tools.errors import ToolError
+
+    if only is not None and only not in ONLY:
+        raise ToolError(f"--only {only!r}: choose one of {', '.join(ONLY)}")
+    loaded = read_transcript(find_session(session, _root(directory)) / "transcript.jsonl")
+    if plain:
+        print_plain(loaded, only, at)
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False)
+    for line in header_lines(loaded):
+        console.print(f"[bold]{escape(line)}[/bold]")
+    colour = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "error": "red"}
+    for s in steps(loaded, only, at):
+        style = colour.get(s.kind, "")
+        text = f"[{style}]{escape(s.text)}[/{style}]" if style else escape(s.text)
+        console.print(f"[dim]{s.seq:>4} {s.node:<11} {s.kind:<11}[/dim] {text}")
+        if s.detail:
+            console.print(f"[dim]{'':>28}{escape(s.detail)}[/dim]")
+        if step:
+            input()
+
+
+def report(
+    session: Annotated[str, typer.Argument(help="A session id (or its folder).")],
+    html: Annotated[bool, typer.Option("--html", help="Also write a self-contained HTML page.")
+                    ] = False,
+    directory: DirOpt = None,
+) -> None:
+    """The session as Markdown (and HTML with a chart of the metric per experiment)."""
+    from agent.sessions import find_session
+
+    path = find_session(session, _root(directory))
+    if html:
+        from agent.report_html import write_html
+
+        typer.echo(str(write_html(path)))
+    else:
+        report_md = path / "report.md"
+        if not report_md.exists():
+            from tools.errors import ToolError
+
+            raise ToolError(f"session {path.name} has no report yet (it did not finish; "
+                            "resume it with 'debug-agent investigate --resume')")
+        typer.echo(report_md.read_text())
+
+
+def register_session_commands(app: typer.Typer) -> None:
+    app.add_typer(sessions_app, name="sessions")
+    app.command()(replay)
+    app.command()(report)

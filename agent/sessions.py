@@ -1,0 +1,63 @@
+"""Saved sessions: where they are, what each holds (from its transcript and result)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from agent.transcript import read_transcript
+from tools.errors import ToolError
+from tools.state import state_dir
+
+
+class SessionInfo(BaseModel):
+    id: str
+    path: str
+    date: str
+    target: str
+    symptom: str
+    status: str
+    launches: int
+
+
+def find_session(name: str, root: Path) -> Path:
+    """A session folder by path or by id (a unique prefix is enough) under `root`, or under
+    the state folder's sessions (where runs inside the target repository write)."""
+    direct = Path(name)
+    if (direct / "transcript.jsonl").exists():
+        return direct
+    matches = []
+    for folder in dict.fromkeys([root, state_dir() / "sessions"]):
+        matches += sorted(p for p in folder.glob(f"{name}*")
+                          if (p / "transcript.jsonl").exists())
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ToolError(f"no session {name!r} in {root} (list them with 'debug-agent sessions')")
+    raise ToolError(f"session id {name!r} is ambiguous in {root}: "
+                    f"{', '.join(p.name for p in matches[:5])}")
+
+
+def session_info(path: Path) -> SessionInfo:
+    loaded = read_transcript(path / "transcript.jsonl")
+    header = loaded.header
+    result_file = path / "result.json"
+    result = json.loads(result_file.read_text()) if result_file.exists() else {}
+    launches = result.get("launches", sum(e.get("kind") == "experiment" for e in loaded.events))
+    status = result.get("status") or ("interrupted" if loaded.events else "empty")
+    return SessionInfo(id=path.name, path=str(path), date=path.name[:15],
+                       target=str((header.get("target") or {}).get("repo", "?")),
+                       symptom=str((header.get("symptom") or {}).get("text", "?")),
+                       status=status, launches=int(launches))
+
+
+def list_sessions(root: Path) -> list[SessionInfo]:
+    found = []
+    for path in sorted(root.glob("*/transcript.jsonl"), reverse=True):
+        try:
+            found.append(session_info(path.parent))
+        except ToolError:
+            continue
+    return found

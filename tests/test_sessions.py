@@ -1,0 +1,129 @@
+"""Sessions for review: replay, report (HTML in a real Chromium), resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import run_cli, wait_gone
+from tools.lab.create import create_lab
+
+
+def _sessions() -> Path:
+    return Path(os.environ["DEBUG_AGENT_SESSIONS_DIR"])
+
+
+def _finished_session(tmp_path: Path) -> str:
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=tmp_path,
+                   timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)["session"]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _finished_session(tmp_path_factory.mktemp("work"))
+
+
+def test_sessions_lists_it(finished: str) -> None:
+    done = run_cli("sessions", "--dir", str(_sessions()))
+    assert done.returncode == 0 and finished[:11] in done.stdout
+
+
+def test_replay_plain_shows_every_step_with_reasons(finished: str) -> None:
+    done = run_cli("replay", finished, "--plain")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    seqs = [int(line[1:5]) for line in lines]
+    assert seqs == sorted(seqs) and seqs[0] == 1
+    text = done.stdout
+    assert "dropped flashinfer_mla_backend" in text and "attention_backend='triton'" in text
+    assert "dropped server_args" in text and "Glm4MoeForCausalLM" in text
+    verdicts = run_cli("replay", finished, "--plain", "--only", "verdicts").stdout
+    assert "confirmed" in verdicts and "dropped" not in verdicts
+    later = run_cli("replay", finished, "--plain", "--at", "10").stdout
+    assert "[   1]" not in later and "[  10]" in later
+
+
+def test_replay_tolerates_a_torn_line_and_refuses_a_future_schema(finished: str,
+                                                                  tmp_path: Path) -> None:
+    copy = tmp_path / finished
+    shutil.copytree(_sessions() / finished, copy)
+    with open(copy / "transcript.jsonl", "a") as out:
+        out.write('{"seq": 999, "node": "pla')
+    done = run_cli("replay", str(copy), "--plain")
+    assert done.returncode == 0 and "last line was cut" in done.stdout
+    lines = (copy / "transcript.jsonl").read_text().splitlines()
+    header = json.loads(lines[0])
+    header["schema"] = "debug-agent.transcript/99"
+    (copy / "transcript.jsonl").write_text("\n".join([json.dumps(header), *lines[1:-1]]) + "\n")
+    done = run_cli("replay", str(copy), "--plain")
+    assert done.returncode == 1 and "newer than this debug-agent reads" in done.stderr
+
+
+def test_html_report_renders_in_chromium(finished: str, tmp_path: Path) -> None:
+    done = run_cli("report", finished, "--html")
+    assert done.returncode == 0, done.stderr
+    page = Path(done.stdout.strip())
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "Chromium is needed (.ci/run installs Debian's chromium)"
+    dom = subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert 'id="verdict"' in dom and "confirmed" in dom
+    assert 'id="chart"' in dom and "<svg" in dom and "verify_ms per launch" in dom
+    assert "parallel_state" in dom
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+@pytest.mark.parametrize("marker", ["calibrate: measure the good reference", "search: revert",
+                                    "confirm: apply exactly"])
+def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    before = set(p.name for p in _sessions().iterdir()) if _sessions().exists() else set()
+    proc = subprocess.Popen([sys.executable, "-m", "agent", "investigate", "--symptom",
+                             "verify 29ms"], cwd=lab, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline, session, pids = time.monotonic() + 120, None, []
+    while time.monotonic() < deadline and proc.poll() is None:
+        new = set(p.name for p in _sessions().iterdir()) - before if _sessions().exists() else []
+        if new:
+            session = _sessions() / sorted(new)[0]
+            transcript = session / "transcript.jsonl"
+            if transcript.exists() and marker in transcript.read_text():
+                time.sleep(0.3)  # into the launch it announced
+                pids = _descendants(proc.pid)
+                break
+        time.sleep(0.02)
+    assert session is not None and proc.poll() is None, "the run ended before the marker"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = run_cli("investigate", "--resume", session.name, "--json", cwd=lab, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed"
+    assert [c["file"] for c in result["culprits"]] == [
+        "python/sglang/srt/distributed/parallel_state.py"]
+    events = [json.loads(line) for line in (session / "transcript.jsonl").read_text()
+              .splitlines()[1:] if line.strip().endswith("}")]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert any(e["node"] == "resume" for e in events)
+    assert wait_gone(pids) == []
