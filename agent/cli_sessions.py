@@ -16,7 +16,7 @@ sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True)
 def _root(directory: Path | None) -> Path:
     from tools.session_paths import sessions_root
 
-    return sessions_root(Path.cwd(), None, directory)
+    return sessions_root(Path.cwd(), None, directory).resolve()
 
 
 @sessions_app.callback()
@@ -60,9 +60,21 @@ def replay(
     only: Annotated[str | None, typer.Option(help="hypotheses | experiments | verdicts")
                     ] = None,
     at: Annotated[int, typer.Option(min=1, help="Start at step (seq) N.")] = 1,
+    rerun: Annotated[bool, typer.Option("--rerun", help="Re-measure its calibration and "
+                                        "confirmation here, in a new linked session.")] = False,
     directory: DirOpt = None,
 ) -> None:
     """Step through a saved session: reasoning, tool calls, observations, verdicts."""
+    if rerun:
+        import json
+
+        from agent.rerun import rerun as rerun_session
+        from agent.sessions import find_session
+
+        result = rerun_session(find_session(session, _root(directory)), _root(directory),
+                               echo=lambda node, kind, text: typer.echo(text, err=True))
+        typer.echo(json.dumps(result, indent=2))
+        raise typer.Exit(0 if result["holds"] else 3)
     from agent.replay import ONLY, header_lines, steps
     from agent.replay import plain as print_plain
     from agent.sessions import find_session

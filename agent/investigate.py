@@ -49,20 +49,21 @@ class _LaunchProgress:
         self.bar.update(self.task, completed=done, total=total)
 
 
-def _target(cwd: Path, lab_dir: Path | None, console: Console) -> Path:
+def _target(cwd: Path, lab_dir: Path | None, console: Console) -> tuple[Path, str | None]:
     if (cwd / CONFIG_NAME).exists():
         console.print(f"Investigating the target in {cwd / CONFIG_NAME}.")
-        return cwd
+        return cwd, None
     from tools.lab.create import create_lab
 
     lab = lab_dir or Path(tempfile.mkdtemp(prefix="debug-agent-seed-lab-")) / "lab"
     console.print(f"No {CONFIG_NAME} in {cwd}: investigating the built-in seed lab "
                   f"(built in {lab}).")
     create_lab("seed", lab)
-    return lab
+    return lab, "seed"
 
 
 def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
+                      lab: str | None = None,
                       good: str | None = None, max_launches: int | None = None,
                       max_minutes: float | None = None,
                       echo: Callable[[str, str, str], None] | None = None,
@@ -87,7 +88,7 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     transcript.header({"session": session_id, "symptom": symptom.model_dump(),
                        "target": {"repo": cands.repo, "good": config.target.good,
                                   "good_sha": cands.good_sha},
-                       "config": config.model_dump(), "reasoner": "rules",
+                       "config": config.model_dump(), "reasoner": "rules", "lab": lab,
                        "versions": {"debug-agent": "0.1.0", "python": platform.python_version(),
                                     "langgraph": getattr(langgraph, "__version__", "?")}})
     state = InvestigationState(
@@ -115,14 +116,14 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
                 lab_dir: Path | None = None) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
-    target_dir = _target(cwd, lab_dir, console)
+    target_dir, lab = _target(cwd, lab_dir, console)
     repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
 
     echo = _echo(console)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   MofNCompleteColumn(), console=console, transient=True) as bar:
         result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
-                                   good, max_launches, max_minutes, echo,
+                                   lab, good, max_launches, max_minutes, echo,
                                    _LaunchProgress(bar))
     _print_result(result, console, as_json)
     return result

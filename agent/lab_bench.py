@@ -88,7 +88,8 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
     truth = load_truth(lab)
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
-    result = run_investigation(lab, "verify 29ms", work / "sessions", max_launches=40)
+    result = run_investigation(lab, "verify 29ms", work / "sessions", "random",
+                               max_launches=40)
     named, wanted = _named_keys(result, by_id), _truth_keys(truth)
     if result["status"] in ("confirmed", "suspected") and named:
         outcome = "correct" if truth.regression and named == wanted else "wrong"

@@ -18,6 +18,7 @@ def _chart_svg(state: InvestigationState) -> str:
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     launches = sorted((launch.request, config.label, launch.value)
                        for config in state.configs.values() for launch in config.launches)
@@ -30,7 +31,8 @@ def _chart_svg(state: InvestigationState) -> str:
             ax.axhspan(ref.mean - spread, ref.mean + spread, color=colour, alpha=0.15,
                        label=f"{name} {ref.mean:.3g} ± 2σ")
     xs = list(range(1, len(launches) + 1))
-    ax.plot(xs, [v for _, _, v in launches], "o-", color="#1f77b4", label=state.metric)
+    ax.plot(xs, [v for _, _, v in launches], "o", color="#1f77b4", label=state.metric)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for x, (_, label, value) in zip(xs, launches, strict=True):
         ax.annotate(label if len(label) < 40 else label[:37] + "...", (x, value), fontsize=7,
                     rotation=20, xytext=(4, 4), textcoords="offset points")

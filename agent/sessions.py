@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -47,7 +48,9 @@ def session_info(path: Path) -> SessionInfo:
     result = json.loads(result_file.read_text()) if result_file.exists() else {}
     launches = result.get("launches", sum(e.get("kind") == "experiment" for e in loaded.events))
     status = result.get("status") or ("interrupted" if loaded.events else "empty")
-    return SessionInfo(id=path.name, path=str(path), date=path.name[:15],
+    stamp = header.get("ts")
+    date = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
+    return SessionInfo(id=path.name, path=str(path), date=date,
                        target=str((header.get("target") or {}).get("repo", "?")),
                        symptom=str((header.get("symptom") or {}).get("text", "?")),
                        status=status, launches=int(launches))

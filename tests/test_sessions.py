@@ -127,3 +127,23 @@ def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert any(e["node"] == "resume" for e in events)
     assert wait_gone(pids) == []
+
+
+def test_rerun_of_the_committed_example_reproduces_its_verdict(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "sessions" / "example-seed"
+    done = run_cli("replay", str(example), "--rerun", "--dir", str(tmp_path), timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["holds"] is True and result["rerun_of"] == json.loads(
+        (example / "result.json").read_text())["session"]
+    assert (tmp_path / result["session"] / "transcript.jsonl").exists()
+
+
+def test_the_committed_example_replays_and_reports(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parent.parent / "sessions" / "example-seed"
+    done = run_cli("replay", str(example), "--plain")
+    assert done.returncode == 0 and "confirmed" in done.stdout
+    copy = tmp_path / "example"
+    shutil.copytree(example, copy)
+    done = run_cli("report", str(copy), "--html")
+    assert done.returncode == 0 and Path(done.stdout.strip()).exists()

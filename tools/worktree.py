@@ -68,7 +68,7 @@ def scratch_worktree(repo_dir: Path, good_sha: str, patches: list[str],
     try:
         if patches:
             patch_text = "".join(p if p.endswith("\n") else p + "\n" for p in patches)
-            patch_file = keep_patch or path.parent / f"{path.name}.patch"
+            patch_file = (keep_patch or path.parent / f"{path.name}.patch").resolve()
             patch_file.parent.mkdir(parents=True, exist_ok=True)
             patch_file.write_text(patch_text)
             try:
