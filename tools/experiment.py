@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tools.argv import set_option
 from tools.bench import Metric, RequestSample
 from tools.candidates import Candidate, CandidateSet, open_repo
 from tools.config import TargetConfig
@@ -58,26 +59,6 @@ class ExperimentResult(BaseModel):
     wall_s: float
 
 
-def set_flag(argv: list[str], flag: str, value: str | None) -> list[str]:
-    """argv with every `flag` removed, then `flag value` appended (value "" = bare switch)."""
-    out: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            if not arg.startswith("--"):
-                continue
-        if arg == flag:
-            skip = True
-            continue
-        if arg.startswith(flag + "="):
-            continue
-        out.append(arg)
-    if value is not None:
-        out += [flag] if value == "" else [flag, value]
-    return out
-
-
 class _State(BaseModel):
     hunks: list[Candidate]
     env: dict[str, str]
@@ -87,7 +68,7 @@ class _State(BaseModel):
 
     def argv(self, argv: list[str]) -> list[str]:
         for flag, value in self.flags.items():
-            argv = set_flag(argv, flag, value)
+            argv = set_option(argv, flag, value)
         return argv + [a for extra in self.extra_args for a in shlex.split(extra)]
 
 

@@ -5,24 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tools.argv import drop_options
 from tools.config import load_config
 from tools.procs import run_until_signal, start_group
 
 
 def without_speculative(argv: list[str]) -> list[str]:
     """Drop every --speculative-* option (and its value) from a command line."""
-    out: list[str] = []
-    skip_value = False
-    for arg in argv:
-        if skip_value:
-            skip_value = False
-            if not arg.startswith("--"):
-                continue
-        if arg.startswith("--speculative"):
-            skip_value = "=" not in arg
-            continue
-        out.append(arg)
-    return out
+    return drop_options(argv, lambda name: name.startswith("--speculative"))
 
 
 def lab_command(lab_dir: Path, port: int, no_spec: bool = False) -> tuple[list[str], dict]:
