@@ -192,6 +192,11 @@ def build_graph(ctx: Context, checkpointer=None):
     def report(state: InvestigationState) -> dict:
         s = state.model_copy(deep=True)
         finish(s, ctx)
+        for cid, h in s.hypotheses.items():
+            if h.status in ("confirmed", "suspected", "cleared"):
+                log("report", "hypothesis", f"{cid}: {h.status}"
+                    + (f" ({h.evidence[-1]})" if h.evidence else ""), candidate=cid,
+                    status=h.status)
         log("report", "thought", f"status {s.status}; report in {s.session_dir}/report.md")
         s.phase = "done"
         return _fields(s)
