@@ -53,7 +53,7 @@ def investigate(
 
         resume_session(find_session(resume, sessions_root(Path.cwd(), None)), as_json)
         return
-    if not symptom:
+    if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
     run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir)
 
