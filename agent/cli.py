@@ -42,6 +42,14 @@ def investigate(
     lab_dir: Annotated[Path | None, typer.Option(
         help="Where to build the seed lab when there is no debug-agent.toml here "
              "(default: a temporary folder).")] = None,
+    llm_base_url: Annotated[str | None, typer.Option(
+        help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL).")] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Its model; enables the LLM reasoner.")
+                         ] = None,
+    max_llm_calls: Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")
+                             ] = None,
+    max_llm_cost: Annotated[float | None, typer.Option(help="Budget: model cost in USD.")
+                            ] = None,
 ) -> None:
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
@@ -55,7 +63,11 @@ def investigate(
         return
     if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
-    run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir)
+    from agent.investigate import LLMOptions
+
+    run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir,
+        LLMOptions(base_url=llm_base_url, model=llm_model, max_calls=max_llm_calls,
+                   max_cost=max_llm_cost))
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:
@@ -72,3 +84,14 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except Exception as e:  # a bug of ours: one line here, the traceback in a file
+        import traceback
+
+        from tools.state import state_dir
+
+        path = state_dir() / "last-error.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(traceback.format_exc())
+        print(f"error: internal error {type(e).__name__}: {e} (traceback in {path})",
+              file=sys.stderr)
+        sys.exit(2)

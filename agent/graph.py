@@ -19,6 +19,8 @@ from agent import calibration, confirmation, search
 from agent.gather import describe, facts_from
 from agent.hypothesize import hypothesize
 from agent.levels import between, ensure_config, noise, request, update_levels
+from agent.llm.claims import apply_rankings
+from agent.llm.reasoner import LLMReasoner
 from agent.report import finish
 from agent.runner import Runner
 from agent.state import InvestigationState, Task
@@ -33,6 +35,7 @@ class Context:
     runner: Runner
     transcript: Transcript
     repo: git.Repo
+    reasoner: LLMReasoner | None = None
 
 
 def _fields(state: InvestigationState) -> dict[str, Any]:
@@ -71,6 +74,9 @@ def build_graph(ctx: Context, checkpointer=None):
         s = state.model_copy(deep=True)
         for sentence in hypothesize(s, ctx.repo):
             log("hypothesize", "hypothesis", sentence)
+        if ctx.reasoner is not None:
+            apply_rankings(s, ctx.reasoner.rank(s), log)
+            s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
         kept = [h for h in s.hypotheses.values() if h.status == "open"]
         for h in sorted(kept, key=lambda h: -h.prior):
             log("hypothesize", "hypothesis", f"kept {h.candidate} (prior {h.prior:.2g}: "

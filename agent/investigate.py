@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import secrets
 import sqlite3
@@ -12,21 +13,55 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from agent.graph import MAX_STEPS, Context, build_graph
+from agent.llm.models import OpenAIModel
+from agent.llm.reasoner import LLMReasoner
 from agent.runner import Runner
 from agent.state import InvestigationState
 from agent.symptom import parse_symptom
 from agent.transcript import Transcript
 from tools.candidates import list_candidates, open_repo
-from tools.config import CONFIG_NAME, load_config
+from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.session_paths import sessions_root
 
-STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": ""}
+STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": "",
+         "error": "red"}
+
+
+class LLMOptions(BaseModel):
+    """The LLM reasoner's settings: flags, then [llm] in the config, then OPENAI_* env vars."""
+
+    base_url: str | None = None
+    model: str | None = None
+    max_calls: int | None = None
+    max_cost: float | None = None
+    api_key: str | None = None
+
+    def merged(self, section: LLMSection) -> LLMOptions:
+        return LLMOptions(
+            base_url=self.base_url or section.base_url or os.environ.get("OPENAI_BASE_URL"),
+            model=self.model or section.model,
+            max_calls=self.max_calls or section.max_calls,
+            max_cost=self.max_cost if self.max_cost is not None else section.max_cost,
+            api_key=os.environ.get("OPENAI_API_KEY"))
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.model)
+
+    def reasoner(self, config: TargetConfig, log: Callable[..., None]) -> LLMReasoner | None:
+        if not self.enabled:
+            return None
+        model = OpenAIModel(self.base_url, self.model or "", self.api_key)
+        return LLMReasoner(model, log, max_calls=self.max_calls or 20, max_cost=self.max_cost,
+                           price_per_mtok=(config.llm.usd_per_mtok_in,
+                                           config.llm.usd_per_mtok_out))
 
 
 class _LaunchProgress:
@@ -67,7 +102,8 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
                       good: str | None = None, max_launches: int | None = None,
                       max_minutes: float | None = None,
                       echo: Callable[[str, str, str], None] | None = None,
-                      progress: _LaunchProgress | None = None) -> dict:
+                      progress: _LaunchProgress | None = None,
+                      llm: LLMOptions | None = None) -> dict:
     """Investigate the target configured in `target_dir`; returns the result object."""
     import langgraph
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -84,11 +120,14 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     session_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
     session_dir = sessions / session_id
     session_dir.mkdir(parents=True)
-    transcript = Transcript(session_dir / "transcript.jsonl", echo=echo)
+    options = (llm or LLMOptions()).merged(config.llm)
+    transcript = Transcript(session_dir / "transcript.jsonl", echo=echo,
+                            secrets=[options.api_key] if options.api_key else [])
     transcript.header({"session": session_id, "symptom": symptom.model_dump(),
                        "target": {"repo": cands.repo, "good": config.target.good,
                                   "good_sha": cands.good_sha},
-                       "config": config.model_dump(), "reasoner": "rules", "lab": lab,
+                       "config": config.model_dump(), "lab": lab,
+                       "reasoner": f"llm ({options.model})" if options.enabled else "rules",
                        "versions": {"debug-agent": "0.1.0", "python": platform.python_version(),
                                     "langgraph": getattr(langgraph, "__version__", "?")}})
     state = InvestigationState(
@@ -102,7 +141,9 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     connection = sqlite3.connect(session_dir / "checkpoints.sqlite", check_same_thread=False)
     try:
         graph = build_graph(Context(runner=runner, transcript=transcript,
-                                    repo=open_repo(target_dir)), SqliteSaver(connection))
+                                    repo=open_repo(target_dir),
+                                    reasoner=options.reasoner(config, transcript.event)),
+                            SqliteSaver(connection))
         final = graph.invoke(state, {"configurable": {"thread_id": session_id},
                                      "recursion_limit": 4 * MAX_STEPS + 20}, durability="sync")
     finally:
@@ -113,7 +154,7 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
 def investigate(symptom_text: str, cwd: Path, good: str | None = None,
                 max_launches: int | None = None, max_minutes: float | None = None,
                 as_json: bool = False,
-                lab_dir: Path | None = None) -> dict:
+                lab_dir: Path | None = None, llm: LLMOptions | None = None) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
     target_dir, lab = _target(cwd, lab_dir, console)
@@ -124,7 +165,7 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
                   MofNCompleteColumn(), console=console, transient=True) as bar:
         result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
                                    lab, good, max_launches, max_minutes, echo,
-                                   _LaunchProgress(bar))
+                                   _LaunchProgress(bar), llm)
     _print_result(result, console, as_json)
     return result
 

@@ -79,8 +79,11 @@ def _clear_the_rest(state: InvestigationState) -> None:
 
 
 def finish(state: InvestigationState, ctx: Context) -> None:
+    from agent.llm.claims import judge_claims
+
     culprits, whole = _culprits(state)
     _clear_the_rest(state)
+    judge_claims(state, [c["id"] for c in culprits] if state.status == "confirmed" else [])
     bad, good = _value(state, state.bad_key), _value(state, state.good_key)
     after = _value(state, state.confirmation.revert_key) if state.confirmation else None
     state.result = {
@@ -101,6 +104,8 @@ def finish(state: InvestigationState, ctx: Context) -> None:
         "launches": state.launches,
         "experiments": state.experiments,
         "notes": state.notes,
+        "llm": None if state.llm is None else {
+            **state.llm, "claims": [c.model_dump() for c in state.claims]},
     }
     session = Path(state.session_dir)
     (session / "report.md").write_text(render_markdown(state))
@@ -145,6 +150,11 @@ def render_markdown(state: InvestigationState) -> str:
     for config in state.configs.values():
         if config.values:
             lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
+    if state.claims:
+        lines += ["", "## The model's claims, judged by measurement", ""]
+        for claim in state.claims:
+            lines += [f"- **{claim.candidate}** ({claim.weight:g}/10, \"{claim.reason}\"): "
+                      f"{claim.status}"] + [f"  - {e}" for e in claim.evidence]
     if state.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"

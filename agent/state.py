@@ -92,6 +92,16 @@ class Confirmation(BaseModel):
     rounds: int = 0
 
 
+class Claim(BaseModel):
+    """What the LLM asserted; measurements decide whether it holds."""
+
+    candidate: str
+    weight: float
+    reason: str
+    status: Literal["open", "supported", "refuted", "unresolved"] = "open"
+    evidence: list[str] = Field(default_factory=list)
+
+
 class InvestigationState(BaseModel):
     session_id: str
     session_dir: str
@@ -120,5 +130,7 @@ class InvestigationState(BaseModel):
     since_reference: int = 0  # launches since a reference was last re-measured (drift)
     steps: int = 0
     notes: list[str] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    llm: dict | None = None  # model name and usage, when the LLM reasoner ran
     status: Status | None = None
     result: dict | None = None

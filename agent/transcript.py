@@ -40,8 +40,10 @@ def mask(value: Any) -> Any:
 
 
 class Transcript:
-    def __init__(self, path: Path, echo: Callable[[str, str, str], None] | None = None) -> None:
+    def __init__(self, path: Path, echo: Callable[[str, str, str], None] | None = None,
+                 secrets: list[str] | None = None) -> None:
         self.path = path
+        self.secrets = [s for s in (secrets or []) if len(s) >= 6]  # exact values to redact
         self.echo = echo  # (node, kind, text): shows the reasoning as it happens
         self.seq = self._last_seq()
 
@@ -70,8 +72,11 @@ class Transcript:
 
     def _write(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(record, default=str)
+        for secret in self.secrets:
+            line = line.replace(secret, MASK)
         with open(self.path, "a") as out:
-            out.write(json.dumps(record, default=str) + "\n")
+            out.write(line + "\n")
             out.flush()
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from tools.argv import set_option
 from tools.lab.serve import without_speculative
 
-ARGV = ("python -m sglang.launch_server --tp 8 --speculative-algorithm EAGLE3 "
-        "--speculative-num-steps=2 --disable-cuda-graph --port 1").split()
+ARGV = ["python", "-m", "sglang.launch_server", "--tp", "8",
+        "--speculative-algorithm", "EAGLE3", "--speculative-num-steps=2",
+        "--disable-cuda-graph", "--port", "1"]
 
 
 def test_without_speculative_drops_options_and_values() -> None:
-    assert without_speculative(ARGV) == (
-        "python -m sglang.launch_server --tp 8 --disable-cuda-graph --port 1").split()
+    assert without_speculative(ARGV) == ["python", "-m", "sglang.launch_server", "--tp", "8",
+                                         "--disable-cuda-graph", "--port", "1"]
 
 
 def test_set_option_replaces_removes_and_adds_switches() -> None:

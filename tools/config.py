@@ -73,6 +73,17 @@ class BudgetSection(_Section):
     max_minutes: float = Field(default=60.0, gt=0)
 
 
+class LLMSection(_Section):
+    """The LLM reasoner (optional): any OpenAI-compatible endpoint; OPENAI_API_KEY from env."""
+
+    base_url: str | None = None
+    model: str | None = None
+    max_calls: int = Field(default=20, ge=1)
+    max_cost: float | None = None
+    usd_per_mtok_in: float = 0.0
+    usd_per_mtok_out: float = 0.0
+
+
 class SymptomSection(_Section):
     default: str | None = None
 
@@ -84,6 +95,7 @@ class TargetConfig(_Section):
     bench: BenchSection = Field(default_factory=BenchSection)
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
+    llm: LLMSection = Field(default_factory=LLMSection)
 
     def launch_argv(self, port: int, command: str | None = None) -> list[str]:
         """The launch command as argv, with {port} and {python} filled in."""

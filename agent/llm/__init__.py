@@ -1,0 +1,1 @@
+"""The LLM reasoner: ranks hypotheses and writes the narrative; measurements decide verdicts."""

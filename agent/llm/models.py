@@ -1,0 +1,98 @@
+"""Chat models behind one small interface: an OpenAI-compatible endpoint, or scripted answers.
+
+`complete(messages, tools)` returns one reply: text and/or tool calls, and token usage. The
+scripted and replay models ship with the package (as mini-swe-agent and SWE-agent do) so that
+the LLM path can be run and tested without a paid endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from tools.errors import ToolError
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str  # raw JSON text, as the model wrote it
+
+
+class Reply(BaseModel):
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ModelError(ToolError):
+    """The endpoint failed (HTTP error, timeout, refusal); the reasoner records and recovers."""
+
+
+class ChatModel(Protocol):
+    name: str
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply: ...
+
+
+class OpenAIModel:
+    """Any OpenAI-compatible endpoint (OpenAI, or an SGLang / vLLM server)."""
+
+    def __init__(self, base_url: str | None, model: str, api_key: str | None,
+                 timeout_s: float = 120.0) -> None:
+        self.base_url = base_url
+        self.name = model
+        self.api_key = api_key or "none"
+        self.timeout_s = timeout_s
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        import openai
+
+        try:
+            with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
+                               timeout=self.timeout_s) as client:
+                answer = client.chat.completions.create(model=self.name, messages=messages,
+                                                        tools=tools, tool_choice="auto")
+        except openai.APIStatusError as e:
+            raise ModelError(f"the model endpoint answered HTTP {e.status_code}") from None
+        except openai.APIError as e:
+            raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from None
+        if not answer.choices:
+            return Reply()
+        message = answer.choices[0].message
+        calls = [ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+                 for c in (message.tool_calls or []) if getattr(c, "function", None)]
+        usage = answer.usage
+        return Reply(content=message.content or "", tool_calls=calls,
+                     prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                     completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
+
+
+class ScriptedModel:
+    """Plays back given replies in order; past the end it answers with nothing."""
+
+    def __init__(self, replies: list[dict[str, Any]], name: str = "scripted") -> None:
+        self.replies = [Reply.model_validate(r) for r in replies]
+        self.name = name
+        self.calls = 0
+
+    def complete(self, messages: list[dict], tools: list[dict]) -> Reply:
+        self.calls += 1
+        return self.replies[self.calls - 1] if self.calls <= len(self.replies) else Reply()
+
+
+def replay_model(session: Path) -> ScriptedModel:
+    """The LLM replies recorded in a saved session, played back in order."""
+    replies = []
+    for line in (session / "transcript.jsonl").read_text().splitlines()[1:]:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("kind") == "tool_result" and "reply" in (event.get("payload") or {}):
+            replies.append(event["payload"]["reply"])
+    return ScriptedModel(replies, name=f"replay of {session.name}")

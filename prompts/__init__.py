@@ -1,0 +1,1 @@
+"""Prompt templates of the LLM reasoner (text files, shipped with the package)."""

@@ -1,0 +1,99 @@
+"""The LLM reasoner against a real local OpenAI-compatible server with scripted answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import run_cli
+from tools.server import free_port
+
+FLASHINFER = "flashinfer_mla_backend-0cac36"
+CULPRIT = "parallel_state-2ce853"
+SECRET = "sk-plantedsecret0123456789"
+
+
+@pytest.fixture()
+def scripted_endpoint(tmp_path: Path):
+    def start(script: list[dict]) -> tuple[str, Path]:
+        (tmp_path / "script.json").write_text(json.dumps(script))
+        port, log = free_port(), tmp_path / "requests.log"
+        proc = subprocess.Popen([sys.executable, "-m", "agent.llm.script_server",
+                                 str(tmp_path / "script.json"), "--port", str(port),
+                                 "--requests-log", str(log)])
+        procs.append(proc)
+        url = f"http://127.0.0.1:{port}/v1"
+        for _ in range(100):
+            try:
+                httpx.get(url + "/models", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        return url, log
+
+    procs: list[subprocess.Popen] = []
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait()
+
+
+def _rank(weights: dict[str, float]) -> dict:
+    return {"tool_calls": [{"name": "set_priors", "arguments": {"rankings": [
+        {"candidate": cid, "weight": w, "reason": f"the model's view of {cid}"}
+        for cid, w in weights.items()]}}]}
+
+
+def _investigate(cwd: Path, url: str) -> dict:
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--llm-base-url", url,
+                   "--llm-model", "scripted", cwd=cwd, timeout=300,
+                   env={"OPENAI_API_KEY": SECRET})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_a_model_that_insists_on_flashinfer_is_refuted_by_measurement(
+        scripted_endpoint, tmp_path: Path) -> None:
+    url, requests = scripted_endpoint([_rank({FLASHINFER: 10, CULPRIT: 1})])
+    result = _investigate(tmp_path, url)
+    assert result["status"] == "confirmed"
+    assert [c["id"] for c in result["culprits"]] == [CULPRIT]
+    claim = result["llm"]["claims"][0]
+    assert claim["candidate"] == FLASHINFER and claim["status"] == "refuted"
+    assert any("still holds" in e and "restored" in e for e in claim["evidence"])
+    session = Path(result["session_dir"])
+    for path in session.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+    assert SECRET not in requests.read_text()  # nor in what the model was shown
+
+
+def test_bad_answers_are_recovered_from(scripted_endpoint, tmp_path: Path) -> None:
+    url, _ = scripted_endpoint([
+        {"http_status": 500}, {"content": ""},
+        {"tool_calls": [{"name": "run_shell", "arguments": {"cmd": "touch /tmp/pwned"}}]},
+        {"tool_calls": [{"name": "set_priors", "arguments": '{"rankings": [{"cand'}]},
+        _rank({CULPRIT: 9})])
+    result = _investigate(tmp_path, url)
+    assert result["status"] == "confirmed" and result["llm"]["calls"] == 5
+    events = [json.loads(line) for line in
+              (Path(result["session_dir"]) / "transcript.jsonl").read_text().splitlines()[1:]]
+    errors = " | ".join(e["text"] for e in events if e["kind"] == "error")
+    for needle in ("HTTP 500", "no tool call", "unknown tool 'run_shell'", "invalid"):
+        assert needle in errors
+    assert any(e["text"].startswith(f"model ranks {CULPRIT}") for e in events)
+
+
+def test_a_model_that_never_answers_well_leaves_the_rules_in_charge(
+        scripted_endpoint, tmp_path: Path) -> None:
+    url, _ = scripted_endpoint([{"content": "I think it is the flashinfer change."}])
+    result = _investigate(tmp_path, url)
+    assert result["status"] == "confirmed" and result["llm"]["claims"] == []
+    events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "the rules reasoner's priors stand" in events
