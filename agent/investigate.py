@@ -106,7 +106,6 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
                       llm: LLMOptions | None = None) -> dict:
     """Investigate the target configured in `target_dir`; returns the result object."""
     import langgraph
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     symptom = parse_symptom(symptom_text)
     config = load_config(target_dir)
@@ -138,13 +137,19 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     runner = Runner(config, target_dir, cands,
                     on_phase=progress.phase if progress else None,
                     on_request=progress.request if progress else None)
+    return _run_graph(session_dir, Context(
+        runner=runner, transcript=transcript, repo=open_repo(target_dir),
+        reasoner=options.reasoner(config, transcript.event)), state)
+
+
+def _run_graph(session_dir: Path, ctx: Context, start: InvestigationState | None) -> dict:
+    """Run (start) or continue (None) the session's graph to its end; return the result."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     connection = sqlite3.connect(session_dir / "checkpoints.sqlite", check_same_thread=False)
     try:
-        graph = build_graph(Context(runner=runner, transcript=transcript,
-                                    repo=open_repo(target_dir),
-                                    reasoner=options.reasoner(config, transcript.event)),
-                            SqliteSaver(connection))
-        final = graph.invoke(state, {"configurable": {"thread_id": session_id},
+        graph = build_graph(ctx, SqliteSaver(connection))
+        final = graph.invoke(start, {"configurable": {"thread_id": session_dir.name},
                                      "recursion_limit": 4 * MAX_STEPS + 20}, durability="sync")
     finally:
         connection.close()
@@ -185,7 +190,6 @@ def _saved_state(session: Path) -> dict:
 
 def resume(session: Path, as_json: bool = False) -> dict:
     """Continue a killed investigation from its last checkpoint, in the same session folder."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     from tools.server import reap_stale_servers
     from tools.worktree import reap_stale_worktrees
@@ -210,17 +214,9 @@ def resume(session: Path, as_json: bool = False) -> dict:
         transcript = Transcript(session / "transcript.jsonl", echo=_echo(console))
         transcript.event("resume", "thought", f"resumed after an interruption, at phase "
                          f"{values.get('phase')}")
-        connection = sqlite3.connect(session / "checkpoints.sqlite", check_same_thread=False)
-        try:
-            graph = build_graph(Context(runner=Runner(config, target_dir, cands),
-                                        transcript=transcript, repo=open_repo(target_dir)),
-                                SqliteSaver(connection))
-            final = graph.invoke(None, {"configurable": {"thread_id": session.name},
-                                        "recursion_limit": 4 * MAX_STEPS + 20},
-                                 durability="sync")
-        finally:
-            connection.close()
-        result = final["result"] if isinstance(final, dict) else final.result
+        result = _run_graph(session, Context(runner=Runner(config, target_dir, cands),
+                                             transcript=transcript,
+                                             repo=open_repo(target_dir)), None)
     _print_result(result, console, as_json)
     return result
 
