@@ -10,7 +10,7 @@ half-way re-runs from its top; a SQLite checkpointer (durability "sync") keeps e
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import git
@@ -25,6 +25,7 @@ from agent.report import finish
 from agent.runner import Runner
 from agent.state import InvestigationState, Task
 from agent.transcript import Transcript
+from agent.user_decisions import apply_user_decision
 
 MAX_STEPS = 400  # our own limit: LangGraph's recursion limit is far higher
 DRIFT_EVERY = 5  # re-measure a reference every this many search launches
@@ -36,6 +37,8 @@ class Context:
     transcript: Transcript
     repo: git.Repo
     reasoner: LLMReasoner | None = None
+    approve: bool = False  # ask before each launch (chat), through a LangGraph interrupt
+    inbox: list[dict] = field(default_factory=list)  # the user's decisions (chat), for plan
 
 
 def _fields(state: InvestigationState) -> dict[str, Any]:
@@ -47,7 +50,17 @@ def build_graph(ctx: Context, checkpointer=None):
 
     log = ctx.transcript.event
 
+    def approved(what: str) -> bool:
+        """Ask first, launch after: the interrupt comes before any work of the node."""
+        if not ctx.approve:
+            return True
+        from langgraph.types import interrupt
+
+        return interrupt({"launch": what}) == "yes"
+
     def gather(state: InvestigationState) -> dict:
+        if not approved("the bad state, with the import trace (gather facts)"):
+            return {}
         s = state.model_copy(deep=True)
         s.candidates = ctx.runner.cands.candidates
         s.good_sha = ctx.runner.cands.good_sha
@@ -88,6 +101,8 @@ def build_graph(ctx: Context, checkpointer=None):
         s = state.model_copy(deep=True)
         s.steps += 1
         s.pending = None
+        while ctx.inbox:
+            apply_user_decision(s, ctx.inbox.pop(0), log)
         while s.pending is None and s.phase not in ("report", "done"):
             if s.launches >= s.max_launches or time.time() > s.deadline or s.steps > MAX_STEPS:
                 s.status = s.status or "budget_exhausted"
@@ -154,6 +169,9 @@ def build_graph(ctx: Context, checkpointer=None):
         req = s.pending
         assert req is not None
         config = s.configs[req.key]
+        if not approved(f"{config.label} ({req.why})"):
+            s.pending = None  # skipped: plan chooses again, with the user's latest decisions
+            return _fields(s)
         if any(launch.request == req.id for launch in config.launches):
             return _fields(s)  # done before a crash: not launched twice
         launch, _ = ctx.runner.launch(s, config, req.id)
@@ -179,7 +197,8 @@ def build_graph(ctx: Context, checkpointer=None):
     def judge(state: InvestigationState) -> dict:
         s = state.model_copy(deep=True)
         req = s.pending
-        assert req is not None
+        if req is None:
+            return _fields(s)
         update_levels(s)
         config = s.configs[req.key]
         if s.configs[s.good_key].values and req.key not in (s.bad_key, s.good_key):

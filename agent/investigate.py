@@ -105,6 +105,18 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
                       progress: _LaunchProgress | None = None,
                       llm: LLMOptions | None = None) -> dict:
     """Investigate the target configured in `target_dir`; returns the result object."""
+    state, ctx = open_session(target_dir, symptom_text, sessions, lab, good, max_launches,
+                              max_minutes, echo, progress, llm)
+    return _run_graph(Path(state.session_dir), ctx, state)
+
+
+def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str | None = None,
+                 good: str | None = None, max_launches: int | None = None,
+                 max_minutes: float | None = None,
+                 echo: Callable[[str, str, str], None] | None = None,
+                 progress: _LaunchProgress | None = None, llm: LLMOptions | None = None,
+                 approve: bool = False) -> tuple[InvestigationState, Context]:
+    """A new session folder, its transcript header, the initial state and the graph's context."""
     import langgraph
 
     symptom = parse_symptom(symptom_text)
@@ -137,9 +149,8 @@ def run_investigation(target_dir: Path, symptom_text: str, sessions: Path,
     runner = Runner(config, target_dir, cands,
                     on_phase=progress.phase if progress else None,
                     on_request=progress.request if progress else None)
-    return _run_graph(session_dir, Context(
-        runner=runner, transcript=transcript, repo=open_repo(target_dir),
-        reasoner=options.reasoner(config, transcript.event)), state)
+    return state, Context(runner=runner, transcript=transcript, repo=open_repo(target_dir),
+                          reasoner=options.reasoner(config, transcript.event), approve=approve)
 
 
 def _run_graph(session_dir: Path, ctx: Context, start: InvestigationState | None) -> dict:
