@@ -70,6 +70,19 @@ def investigate(
                    max_cost=max_llm_cost))
 
 
+@app.command()
+def chat(
+    symptom: Annotated[str, typer.Option(help='What got worse, e.g. "verify 29ms".')],
+    yes: Annotated[bool, typer.Option("--yes", help="Launch without asking.")] = False,
+    lab_dir: Annotated[Path | None, typer.Option(help="Where to build the seed lab when "
+                                                 "there is no debug-agent.toml here.")] = None,
+) -> None:
+    """An interactive investigation: slash commands, approval before every launch."""
+    from agent.chat import chat as run_chat
+
+    run_chat(symptom, yes, lab_dir)
+
+
 def _exit_on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(143)  # unwinds like Ctrl-C: servers stopped, worktrees removed
 

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
+from agent.checkpoints import saver
 from agent.graph import MAX_STEPS, Context, build_graph
 from agent.llm.models import OpenAIModel
 from agent.llm.reasoner import LLMReasoner
@@ -155,11 +156,10 @@ def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str |
 
 def _run_graph(session_dir: Path, ctx: Context, start: InvestigationState | None) -> dict:
     """Run (start) or continue (None) the session's graph to its end; return the result."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     connection = sqlite3.connect(session_dir / "checkpoints.sqlite", check_same_thread=False)
     try:
-        graph = build_graph(ctx, SqliteSaver(connection))
+        graph = build_graph(ctx, saver(connection))
         final = graph.invoke(start, {"configurable": {"thread_id": session_dir.name},
                                      "recursion_limit": 4 * MAX_STEPS + 20}, durability="sync")
     finally:
@@ -187,11 +187,10 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
 
 
 def _saved_state(session: Path) -> dict:
-    from langgraph.checkpoint.sqlite import SqliteSaver
 
     connection = sqlite3.connect(session / "checkpoints.sqlite", check_same_thread=False)
     try:
-        saved = SqliteSaver(connection).get_tuple({"configurable": {"thread_id": session.name}})
+        saved = saver(connection).get_tuple({"configurable": {"thread_id": session.name}})
     finally:
         connection.close()
     if saved is None:

@@ -1,0 +1,188 @@
+"""`debug-agent chat`: the investigation, driven from a prompt.
+
+Slash commands work offline; the engine advances only on /run, and asks before every launch
+(a LangGraph interrupt: the launch happens after the answer, never before) unless --yes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from agent.checkpoints import saver
+from agent.gather import describe
+from agent.graph import MAX_STEPS, build_graph
+from agent.investigate import _echo, _target, open_session
+from agent.state import InvestigationState
+from tools.config import load_config
+from tools.errors import ToolError
+from tools.experiment import ExperimentSpec, run_experiment
+from tools.session_paths import sessions_root
+
+HELP = """commands:
+  /facts                what the bad state's server showed
+  /diff                 the candidates
+  /hypotheses           hypotheses with status, prior, reasons
+  /test ID              test this hypothesis first
+  /drop ID REASON       drop a hypothesis, with your reason
+  /suggest NAME=VALUE   try an env var on the bad state (one launch, asked first)
+  /run                  let the engine go on (it asks before each launch)
+  /budget [N]           show or set the launch budget
+  /report               the report (or where things stand)
+  /quit                 leave (the session can be resumed)"""
+
+
+class Chat:
+    def __init__(self, console: Console, target_dir: Path, symptom: str, yes: bool) -> None:
+
+        self.console = console
+        self.yes = yes
+        repo_root = target_dir
+        self.state, self.ctx = open_session(target_dir, symptom,
+                                            sessions_root(Path.cwd(), repo_root).resolve(),
+                                            echo=_echo(console), approve=not yes)
+        self.session = Path(self.state.session_dir)
+        self.connection = sqlite3.connect(self.session / "checkpoints.sqlite",
+                                          check_same_thread=False)
+        self.graph = build_graph(self.ctx, saver(self.connection))
+        self.config = {"configurable": {"thread_id": self.session.name},
+                       "recursion_limit": 4 * MAX_STEPS + 20}
+        self.started = False
+        self.done = False
+
+    def current(self) -> InvestigationState:
+        values = self.graph.get_state(self.config).values
+        return InvestigationState.model_validate(values) if values else self.state
+
+    def run(self) -> None:
+        from langgraph.types import Command
+
+        value: object = self.state if not self.started else Command(resume="skip")
+        self.started = True
+        while True:
+            result = self.graph.invoke(value, self.config, durability="sync")
+            asks = result.get("__interrupt__") if isinstance(result, dict) else None
+            if not asks:
+                self.done = True
+                status = (result.get("result") or {}).get("status") if isinstance(
+                    result, dict) else None
+                self.console.print(f"[bold]{status}[/bold]: /report shows the report")
+                return
+            what = asks[0].value.get("launch", "?")
+            answer = self.ask(f"launch {what}? [y/n] ")
+            if answer not in ("y", "yes"):
+                self.console.print("not launched: change things (/drop, /test, /budget) and "
+                                   "/run again")
+                return
+            value = Command(resume="yes")
+
+    def ask(self, prompt: str) -> str:
+        return input(prompt).strip().lower()
+
+    def suggest(self, text: str) -> None:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            self.console.print("usage: /suggest NAME=VALUE")
+            return
+        s = self.current()
+        if not s.configs.get(s.good_key) or not s.configs[s.good_key].values:
+            self.console.print("measure the references first (/run): a suggestion is judged "
+                               "against the good and bad states")
+            return
+        if not self.yes and self.ask(f"launch the bad state with {name}={value}? [y/n] ") \
+                not in ("y", "yes"):
+            return
+        runner = self.ctx.runner
+        out = self.session / "suggestions" / f"{name}={value}"
+        result = run_experiment(runner.config, runner.config_dir, runner.cands,
+                                ExperimentSpec(base="bad", env={name: value}), s.metric, out)
+        b, g = s.configs[s.bad_key].mean, s.configs[s.good_key].mean
+        share = (b - result.metric.median) / (b - g) if b != g else 0.0
+        schedulers = [p for p in result.worker_env.processes if p.role == "scheduler"]
+        arrived = sum(p.env.get(name) == value for p in schedulers)
+        text = (f"suggestion {name}={value}: {s.metric} {result.metric.median:.3g} "
+                f"{s.symptom.unit}, {share:.0%} of the gap restored; it reached {arrived}/"
+                f"{len(schedulers)} scheduler processes")
+        self.ctx.transcript.event("chat", "experiment", text, env={name: value},
+                                  value=result.metric.median, arrived=arrived)
+        self.console.print(escape(text))
+
+    def handle(self, line: str) -> bool:
+        """One user line; False to leave."""
+        command, _, rest = line.strip().partition(" ")
+        s = self.current()
+        if not command:
+            return True
+        if not command.startswith("/"):
+            self.ctx.transcript.event("chat", "user", line)
+            self.console.print("free text needs an LLM (--llm-model); try /help")
+        elif command == "/help":
+            self.console.print(HELP)
+        elif command == "/quit":
+            return False
+        elif command == "/facts":
+            for fact in describe(s) or ["no facts yet: /run gathers them"]:
+                self.console.print(escape(fact))
+        elif command == "/diff":
+            for c in self.ctx.runner.cands.candidates:
+                self.console.print(escape(f"{c.id}  {c.kind}  {c.file or c.name}  "
+                                          f"{c.header or ''}"))
+        elif command == "/hypotheses":
+            for cid, h in sorted(s.hypotheses.items(), key=lambda kv: -kv[1].prior):
+                self.console.print(escape(f"{cid}  {h.status}  prior {h.prior:.2g}  "
+                                          f"{'; '.join(h.reasons)}"))
+        elif command in ("/drop", "/test"):
+            cid, _, reason = rest.partition(" ")
+            if cid not in s.hypotheses and cid not in {c.id for c in s.candidates}:
+                self.console.print(f"no hypothesis {cid!r} (see /hypotheses)")
+            else:
+                self.ctx.inbox.append({"kind": command[1:], "candidate": cid,
+                                       "reason": reason.strip()})
+                self.console.print(f"{command[1:]} {cid}: applied at the next /run")
+        elif command == "/suggest":
+            self.suggest(rest.strip())
+        elif command == "/budget":
+            if rest.strip().isdigit():
+                self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})
+                self.console.print(f"budget: {rest.strip()} launches (from the next /run)")
+            else:
+                self.console.print(f"budget: {s.launches} of {s.max_launches} launches spent")
+        elif command == "/run":
+            if self.done:
+                self.console.print("the investigation is over: /report")
+            else:
+                self.run()
+        elif command == "/report":
+            report = self.session / "report.md"
+            self.console.print(escape(report.read_text()) if report.exists() else
+                               f"not finished: phase {s.phase}, {s.launches} launches")
+        else:
+            self.console.print(f"unknown command {command}; /help lists them")
+        return True
+
+
+def chat(symptom: str, yes: bool, lab_dir: Path | None) -> None:
+    console = Console(highlight=False, soft_wrap=True)
+    target_dir, _ = _target(Path.cwd(), lab_dir, console)
+    load_config(target_dir)
+    session = Chat(console, target_dir, symptom, yes)
+    console.print(f"session {session.session.name}. /help for commands; /run starts.")
+    try:
+        while True:
+            try:
+                line = input("chat> ")
+            except EOFError:
+                break
+            try:
+                if not session.handle(line):
+                    break
+            except ToolError as e:
+                console.print(f"[red]error:[/red] {escape(str(e))}")
+        state = session.current()
+        console.print(f"left session {session.session.name} at phase {state.phase} "
+                      f"({state.launches} launches)")
+    finally:
+        session.connection.close()
