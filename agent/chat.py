@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from agent.checkpoints import saver
 from agent.gather import describe
-from agent.graph import MAX_STEPS, build_graph
+from agent.graph import MAX_STEPS, Context, build_graph
 from agent.investigate import _echo, _target, open_session
 from agent.state import InvestigationState
 from tools.config import load_config
@@ -36,31 +36,29 @@ HELP = """commands:
 
 
 class Chat:
-    def __init__(self, console: Console, target_dir: Path, symptom: str, yes: bool) -> None:
-
+    def __init__(self, console: Console, state: InvestigationState, ctx: Context,
+                 yes: bool, started: bool = False) -> None:
         self.console = console
         self.yes = yes
-        repo_root = target_dir
-        self.state, self.ctx = open_session(target_dir, symptom,
-                                            sessions_root(Path.cwd(), repo_root).resolve(),
-                                            echo=_echo(console), approve=not yes)
+        self.state, self.ctx = state, ctx
         self.session = Path(self.state.session_dir)
         self.connection = sqlite3.connect(self.session / "checkpoints.sqlite",
                                           check_same_thread=False)
         self.graph = build_graph(self.ctx, saver(self.connection))
         self.config = {"configurable": {"thread_id": self.session.name},
                        "recursion_limit": 4 * MAX_STEPS + 20}
-        self.started = False
-        self.done = False
+        self.started = started
+        self.done = state.phase == "done"
 
     def current(self) -> InvestigationState:
         values = self.graph.get_state(self.config).values
         return InvestigationState.model_validate(values) if values else self.state
 
-    def run(self) -> None:
+    def run(self, resume: bool = True) -> None:
         from langgraph.types import Command
 
-        value: object = self.state if not self.started else Command(resume="skip")
+        value: object = self.state if not self.started else (
+            Command(resume="skip") if resume else None)
         self.started = True
         while True:
             result = self.graph.invoke(value, self.config, durability="sync")
@@ -78,6 +76,22 @@ class Chat:
                                    "/run again")
                 return
             value = Command(resume="yes")
+
+    def raised_budget(self, s: InvestigationState) -> int:
+        raised = [d["max_launches"] for d in self.ctx.inbox if d.get("kind") == "budget"]
+        return raised[-1] if raised else s.max_launches
+
+    def go_on(self, s: InvestigationState) -> None:
+        """The budget stopped the engine and the user raised it: continue where it stopped."""
+        budget = self.raised_budget(s)
+        self.ctx.inbox = [d for d in self.ctx.inbox if d.get("kind") != "budget"]
+        self.graph.update_state(self.config, {"phase": s.stopped_in, "stopped_in": None,
+                                              "status": None, "result": None,
+                                              "max_launches": budget}, as_node="judge")
+        self.ctx.transcript.event("chat", "user", f"the user raised the budget to {budget} "
+                                  f"launches; going on from phase {s.stopped_in}")
+        self.done = False
+        self.run(resume=False)
 
     def ask(self, prompt: str) -> str:
         return input(prompt).strip().lower()
@@ -151,7 +165,9 @@ class Chat:
             else:
                 self.console.print(f"budget: {s.launches} of {s.max_launches} launches spent")
         elif command == "/run":
-            if self.done:
+            if self.done and s.stopped_in and s.launches < self.raised_budget(s):
+                self.go_on(s)
+            elif self.done:
                 self.console.print("the investigation is over: /report")
             else:
                 self.run()
@@ -164,11 +180,39 @@ class Chat:
         return True
 
 
-def chat(symptom: str, yes: bool, lab_dir: Path | None) -> None:
+def _resumed(console: Console, session: Path, yes: bool) -> Chat:
+    from agent.investigate import _saved_state
+    from agent.runner import Runner
+    from agent.transcript import Transcript
+    from tools.candidates import list_candidates, open_repo
+
+    values = _saved_state(session)
+    state = InvestigationState.model_validate(values)
+    target = Path(state.config_path)
+    config = load_config(target)
+    ctx = Context(runner=Runner(config, target, list_candidates(target, config)),
+                  transcript=Transcript(session / "transcript.jsonl", echo=_echo(console)),
+                  repo=open_repo(target), approve=not yes)
+    ctx.transcript.event("chat", "thought", f"chat resumed the session at phase {state.phase}")
+    return Chat(console, state, ctx, yes, started=True)
+
+
+def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
+         resume: str | None = None) -> None:
     console = Console(highlight=False, soft_wrap=True)
-    target_dir, _ = _target(Path.cwd(), lab_dir, console)
-    load_config(target_dir)
-    session = Chat(console, target_dir, symptom, yes)
+    if resume:
+        from agent.sessions import find_session
+
+        session = _resumed(console, find_session(resume, sessions_root(Path.cwd(), None)), yes)
+    else:
+        if symptom is None:
+            raise ToolError('chat needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
+        target_dir, _ = _target(Path.cwd(), lab_dir, console)
+        load_config(target_dir)
+        state, ctx = open_session(target_dir, symptom,
+                                  sessions_root(Path.cwd(), target_dir).resolve(),
+                                  echo=_echo(console), approve=not yes)
+        session = Chat(console, state, ctx, yes)
     console.print(f"session {session.session.name}. /help for commands; /run starts.")
     try:
         while True:

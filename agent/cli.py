@@ -72,7 +72,10 @@ def investigate(
 
 @app.command()
 def chat(
-    symptom: Annotated[str, typer.Option(help='What got worse, e.g. "verify 29ms".')],
+    symptom: Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')
+                       ] = None,
+    resume: Annotated[str | None, typer.Option(help="Continue any saved session (its id).")
+                      ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Launch without asking.")] = False,
     lab_dir: Annotated[Path | None, typer.Option(help="Where to build the seed lab when "
                                                  "there is no debug-agent.toml here.")] = None,
@@ -80,7 +83,7 @@ def chat(
     """An interactive investigation: slash commands, approval before every launch."""
     from agent.chat import chat as run_chat
 
-    run_chat(symptom, yes, lab_dir)
+    run_chat(symptom, yes, lab_dir, resume)
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -108,6 +108,7 @@ def build_graph(ctx: Context, checkpointer=None):
                 s.status = s.status or "budget_exhausted"
                 log("plan", "thought", f"budget spent ({s.launches} launches): reporting what "
                     "is known")
+                s.stopped_in = s.phase  # a raised budget (chat) goes on from here
                 s.phase = "report"
             elif s.phase == "calibrate":
                 s.pending = calibration.plan(s)

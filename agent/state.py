@@ -112,6 +112,7 @@ class InvestigationState(BaseModel):
     max_launches: int
     deadline: float  # time.time() by which to stop
     phase: Phase = "gather"
+    stopped_in: Phase | None = None  # the phase the budget stopped
     candidates: list[Candidate] = Field(default_factory=list)
     good_sha: str = ""
     facts: Facts | None = None

@@ -107,3 +107,21 @@ def test_chat_session_in_a_terminal(terminal: Terminal) -> None:
     transcripts = list(Path(os.environ["DEBUG_AGENT_SESSIONS_DIR"]).rglob("transcript.jsonl"))
     text = "\n".join(p.read_text() for p in transcripts)
     assert "the user dropped engine-3dcdd1" in text
+
+
+def test_a_raised_budget_goes_on_and_chat_resumes_any_session(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    lines = "/budget 3\n/run\ny\ny\ny\n/budget 10\n/run\ny\ny\ny\ny\n/quit\n"
+    done = subprocess.run([sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
+                          cwd=lab, input=lines, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "budget_exhausted: /report" in out
+    assert out.index("budget_exhausted: /report") < out.index("confirmed: /report")
+    session = out.split("left session ")[1].split()[0]
+    resumed = subprocess.run([sys.executable, "-m", "agent", "chat", "--resume", session],
+                             cwd=lab, input="/hypotheses\n/quit\n", capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "parallel_state-2ce853  confirmed" in resumed.stdout
