@@ -50,6 +50,8 @@ def investigate(
                              ] = None,
     max_llm_cost: Annotated[float | None, typer.Option(help="Budget: model cost in USD.")
                             ] = None,
+    llm_replay: Annotated[str | None, typer.Option(
+        help="Play back the model answers of a saved session (no endpoint needed).")] = None,
 ) -> None:
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
@@ -65,9 +67,15 @@ def investigate(
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
     from agent.investigate import LLMOptions
 
+    replay = None
+    if llm_replay:
+        from agent.sessions import find_session
+        from tools.session_paths import sessions_root
+
+        replay = find_session(llm_replay, sessions_root(Path.cwd(), None))
     run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir,
         LLMOptions(base_url=llm_base_url, model=llm_model, max_calls=max_llm_calls,
-                   max_cost=max_llm_cost))
+                   max_cost=max_llm_cost, replay=replay))
 
 
 @app.command()

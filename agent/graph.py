@@ -21,7 +21,7 @@ from agent.hypothesize import hypothesize
 from agent.levels import between, ensure_config, noise, request, update_levels
 from agent.llm.claims import apply_rankings
 from agent.llm.reasoner import LLMReasoner
-from agent.report import finish
+from agent.report import finish, write_narrative
 from agent.runner import Runner
 from agent.state import InvestigationState, Task
 from agent.transcript import Transcript
@@ -218,6 +218,14 @@ def build_graph(ctx: Context, checkpointer=None):
     def report(state: InvestigationState) -> dict:
         s = state.model_copy(deep=True)
         finish(s, ctx)
+        if ctx.reasoner is not None and s.result is not None:
+            narrative = ctx.reasoner.narrate(s.result)
+            s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
+            s.result["llm"] = {**s.llm, "claims": [c.model_dump() for c in s.claims],
+                               "narrative": narrative}
+            if narrative:
+                log("report", "thought", f"the model's narrative: {narrative}")
+                write_narrative(s, narrative)
         for cid, h in s.hypotheses.items():
             if h.status in ("confirmed", "suspected", "cleared"):
                 log("report", "hypothesis", f"{cid}: {h.status}"

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from agent.checkpoints import saver
 from agent.graph import MAX_STEPS, Context, build_graph
-from agent.llm.models import OpenAIModel
+from agent.llm.models import ChatModel, OpenAIModel, replay_model
 from agent.llm.reasoner import LLMReasoner
 from agent.runner import Runner
 from agent.state import InvestigationState
@@ -43,6 +43,7 @@ class LLMOptions(BaseModel):
     max_calls: int | None = None
     max_cost: float | None = None
     api_key: str | None = None
+    replay: Path | None = None  # play back a saved session's model answers
 
     def merged(self, section: LLMSection) -> LLMOptions:
         return LLMOptions(
@@ -50,16 +51,17 @@ class LLMOptions(BaseModel):
             model=self.model or section.model,
             max_calls=self.max_calls or section.max_calls,
             max_cost=self.max_cost if self.max_cost is not None else section.max_cost,
-            api_key=os.environ.get("OPENAI_API_KEY"))
+            api_key=os.environ.get("OPENAI_API_KEY"), replay=self.replay)
 
     @property
     def enabled(self) -> bool:
-        return bool(self.model)
+        return bool(self.model) or self.replay is not None
 
     def reasoner(self, config: TargetConfig, log: Callable[..., None]) -> LLMReasoner | None:
         if not self.enabled:
             return None
-        model = OpenAIModel(self.base_url, self.model or "", self.api_key)
+        model: ChatModel = (replay_model(self.replay) if self.replay is not None
+                            else OpenAIModel(self.base_url, self.model or "", self.api_key))
         return LLMReasoner(model, log, max_calls=self.max_calls or 20, max_cost=self.max_cost,
                            price_per_mtok=(config.llm.usd_per_mtok_in,
                                            config.llm.usd_per_mtok_out))

@@ -110,6 +110,7 @@ def finish(state: InvestigationState, ctx: Context) -> None:
     session = Path(state.session_dir)
     (session / "report.md").write_text(render_markdown(state))
     (session / "result.json").write_text(json.dumps(state.result, indent=2, default=str))
+    (session / "state.json").write_text(state.model_dump_json(indent=1))
     # the final state, for `report --html` and `replay --rerun` (no secrets: the transcript
     # header holds the config, masked; the state holds ids, values and evidence)
     (session / "state.json").write_text(state.model_dump_json(indent=1))
@@ -158,3 +159,14 @@ def render_markdown(state: InvestigationState) -> str:
     if state.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"
+
+
+def write_narrative(state: InvestigationState, narrative: str) -> None:
+    """The model's narrative after the verdict, in report.md, result.json and state.json."""
+    session = Path(state.session_dir)
+    report = session / "report.md"
+    head, _, rest = report.read_text().partition("\n\n")
+    report.write_text(f"{head}\n\n## Narrative (by the model; the verdict is the "
+                      f"measurements')\n\n{narrative}\n\n{rest}")
+    (session / "result.json").write_text(json.dumps(state.result, indent=2, default=str))
+    (session / "state.json").write_text(state.model_dump_json(indent=1))

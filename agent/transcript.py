@@ -30,8 +30,9 @@ MASK = "***"
 def mask(value: Any) -> Any:
     """Masks values of secret-looking keys, known token shapes, and --api-key style flags."""
     if isinstance(value, dict):
+        # only string values: counts such as prompt_tokens are not secrets
         return {k: (MASK if isinstance(k, str) and _SECRET_NAME.search(k) and isinstance(
-            v, str | int) else mask(v)) for k, v in value.items()}
+            v, str) else mask(v)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [mask(v) for v in value]
     if isinstance(value, str):

@@ -29,6 +29,17 @@ SET_PRIORS = {"type": "function", "function": {
                                                   "reason": {"type": "string"}}}}}}}}
 
 
+WRITE_SUMMARY = {"type": "function", "function": {
+    "name": "write_summary", "description": "The investigation's narrative, for the report.",
+    "parameters": {"type": "object", "required": ["text"],
+                   "properties": {"text": {"type": "string"}}}}}
+NARRATIVE_TRIES = 2
+
+
+class Summary(BaseModel):
+    text: str = Field(min_length=1, max_length=4000)
+
+
 class Ranking(BaseModel):
     candidate: str
     weight: float = Field(ge=0, le=10)
@@ -80,10 +91,10 @@ class LLMReasoner:
             return f"--max-llm-cost {self.max_cost:g} reached"
         return None
 
-    def _call(self, messages: list[dict]) -> Reply | None:
+    def _call(self, messages: list[dict], tools: list[dict] | None = None) -> Reply | None:
         self.usage.calls += 1
         try:
-            reply = self.model.complete(messages, [SET_PRIORS])
+            reply = self.model.complete(messages, tools or [SET_PRIORS])
         except ModelError as e:
             self.log("hypothesize", "error", f"model call failed: {e}; trying again",
                      model=self.model.name)
@@ -124,6 +135,32 @@ class LLMReasoner:
             messages += self._correction(reply, problem)
         self.log("hypothesize", "error", "no valid ranking from the model: the rules "
                  "reasoner's priors stand for this step")
+        return None
+
+    def narrate(self, result: dict) -> str | None:
+        """The report's narrative, in the model's words (the verdict stays the engine's)."""
+        shown = {k: result.get(k) for k in ("status", "metric", "culprits", "dropped",
+                                              "unexplained_share", "launches")}
+        messages: list[dict] = [
+            {"role": "system", "content": _template("narrative.txt")},
+            {"role": "user", "content": f"<data>\n{json.dumps(shown, default=str)}\n</data>"}]
+        for _ in range(NARRATIVE_TRIES):
+            if self._spent():
+                return None
+            reply = self._call(messages, [WRITE_SUMMARY])
+            if reply is None:
+                continue
+            call = reply.tool_calls[0] if reply.tool_calls else None
+            if call is not None and call.name == "write_summary":
+                try:
+                    return Summary.model_validate_json(call.arguments).text
+                except ValidationError:
+                    problem = "write_summary needs {\"text\": \"...\"}"
+            else:
+                problem = "call write_summary with the narrative"
+            self.log("report", "error", f"invalid model answer: {problem}; asked again")
+            messages += self._correction(reply, problem)
+        self.log("report", "error", "no narrative from the model: the report has none")
         return None
 
     @staticmethod
