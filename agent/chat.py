@@ -15,7 +15,7 @@ from rich.markup import escape
 from agent.checkpoints import saver
 from agent.gather import describe
 from agent.graph import MAX_STEPS, Context, build_graph
-from agent.investigate import _echo, _target, open_session
+from agent.investigate import LLMOptions, _echo, _target, open_session
 from agent.state import InvestigationState
 from tools.config import load_config
 from tools.errors import ToolError
@@ -77,6 +77,26 @@ class Chat:
                 return
             value = Command(resume="yes")
 
+    def converse(self, line: str, s: InvestigationState) -> None:
+        from agent.llm.conversation import converse
+
+        assert self.ctx.reasoner is not None
+        answer = converse(self.ctx.reasoner, s, line,
+                          {c.id for c in self.ctx.runner.cands.candidates})
+        if answer.text:
+            self.console.print(escape(answer.text))
+            self.ctx.transcript.event("chat", "thought", f"model: {answer.text}")
+        for error in answer.errors:
+            self.console.print(f"[red]{escape(error)}[/red]")
+            self.ctx.transcript.event("chat", "error", error)
+        for name, args in answer.actions:
+            self.ctx.transcript.event("chat", "tool_call", f"model calls {name} {args}", **args)
+            if name == "suggest_env":
+                self.suggest(f"{args['name']}={args['value']}")
+            else:
+                kind = "drop" if name == "drop_hypothesis" else "test"
+                self.handle(f"/{kind} {args['candidate']} {args.get('reason', '')}".rstrip())
+
     def raised_budget(self, s: InvestigationState) -> int:
         raised = [d["max_launches"] for d in self.ctx.inbox if d.get("kind") == "budget"]
         return raised[-1] if raised else s.max_launches
@@ -132,7 +152,10 @@ class Chat:
             return True
         if not command.startswith("/"):
             self.ctx.transcript.event("chat", "user", line)
-            self.console.print("free text needs an LLM (--llm-model); try /help")
+            if self.ctx.reasoner is None:
+                self.console.print("free text needs an LLM (--llm-model); try /help")
+            else:
+                self.converse(line, s)
         elif command == "/help":
             self.console.print(HELP)
         elif command == "/quit":
@@ -150,7 +173,7 @@ class Chat:
                                           f"{'; '.join(h.reasons)}"))
         elif command in ("/drop", "/test"):
             cid, _, reason = rest.partition(" ")
-            if cid not in s.hypotheses and cid not in {c.id for c in s.candidates}:
+            if cid not in {c.id for c in self.ctx.runner.cands.candidates}:
                 self.console.print(f"no hypothesis {cid!r} (see /hypotheses)")
             else:
                 self.ctx.inbox.append({"kind": command[1:], "candidate": cid,
@@ -198,7 +221,7 @@ def _resumed(console: Console, session: Path, yes: bool) -> Chat:
 
 
 def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
-         resume: str | None = None) -> None:
+         resume: str | None = None, llm: LLMOptions | None = None) -> None:
     console = Console(highlight=False, soft_wrap=True)
     if resume:
         from agent.sessions import find_session
@@ -211,7 +234,7 @@ def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
         load_config(target_dir)
         state, ctx = open_session(target_dir, symptom,
                                   sessions_root(Path.cwd(), target_dir).resolve(),
-                                  echo=_echo(console), approve=not yes)
+                                  echo=_echo(console), approve=not yes, llm=llm)
         session = Chat(console, state, ctx, yes)
     console.print(f"session {session.session.name}. /help for commands; /run starts.")
     try:

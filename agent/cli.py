@@ -87,11 +87,16 @@ def chat(
     yes: Annotated[bool, typer.Option("--yes", help="Launch without asking.")] = False,
     lab_dir: Annotated[Path | None, typer.Option(help="Where to build the seed lab when "
                                                  "there is no debug-agent.toml here.")] = None,
+    llm_base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")
+                            ] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Its model: free text in the chat.")
+                         ] = None,
 ) -> None:
     """An interactive investigation: slash commands, approval before every launch."""
     from agent.chat import chat as run_chat
+    from agent.investigate import LLMOptions
 
-    run_chat(symptom, yes, lab_dir, resume)
+    run_chat(symptom, yes, lab_dir, resume, LLMOptions(base_url=llm_base_url, model=llm_model))
 
 
 def _exit_on_sigterm(signum: int, frame: object) -> None:

@@ -86,9 +86,10 @@ def test_a_model_that_insists_on_flashinfer_is_refuted_by_measurement(
 
 
 def test_bad_answers_are_recovered_from(scripted_endpoint, tmp_path: Path) -> None:
+    pwned = tmp_path / "pwned"
     url, _ = scripted_endpoint([
         {"http_status": 500}, {"content": ""},
-        {"tool_calls": [{"name": "run_shell", "arguments": {"cmd": "touch /tmp/pwned"}}]},
+        {"tool_calls": [{"name": "run_shell", "arguments": {"cmd": f"touch {pwned}"}}]},
         {"tool_calls": [{"name": "set_priors", "arguments": '{"rankings": [{"cand'}]},
         _rank({CULPRIT: 9})])
     result = _investigate(tmp_path, url)
@@ -99,6 +100,7 @@ def test_bad_answers_are_recovered_from(scripted_endpoint, tmp_path: Path) -> No
     for needle in ("HTTP 500", "no tool call", "unknown tool 'run_shell'", "invalid"):
         assert needle in errors
     assert any(e["text"].startswith(f"model ranks {CULPRIT}") for e in events)
+    assert not pwned.exists()  # a tool the model invents runs nothing
 
 
 def test_a_model_that_never_answers_well_leaves_the_rules_in_charge(
@@ -108,3 +110,29 @@ def test_a_model_that_never_answers_well_leaves_the_rules_in_charge(
     assert result["status"] == "confirmed" and result["llm"]["claims"] == []
     events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "the rules reasoner's priors stand" in events
+
+
+def test_chat_free_text_goes_to_the_model_and_its_tools_are_validated(
+        scripted_endpoint, tmp_path: Path) -> None:
+    from tools.lab.create import create_lab
+
+    url, _ = scripted_endpoint([
+        {"content": "flashinfer_mla_backend.py was never imported, so it cannot matter.",
+         "tool_calls": [{"name": "drop_hypothesis", "arguments": {
+             "candidate": "engine-3dcdd1", "reason": "it only sets NCCL variables"}},
+             {"name": "rm_rf", "arguments": {"path": "/"}}]},
+        _rank({CULPRIT: 9}),
+        {"tool_calls": [{"name": "write_summary", "arguments": {"text": "Done."}}]}])
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms", "--yes",
+         "--llm-base-url", url, "--llm-model", "scripted"], cwd=lab, timeout=300,
+        input="why is the flashinfer change not suspicious?\n/run\n/hypotheses\n/quit\n",
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert "was never imported, so it cannot matter" in out
+    assert "unknown tool 'rm_rf' ignored" in out
+    assert "drop engine-3dcdd1: applied at the next /run" in out
+    assert "engine-3dcdd1  dropped" in out and "confirmed: /report" in out
