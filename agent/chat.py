@@ -6,6 +6,7 @@ Slash commands work offline; the engine advances only on /run, and asks before e
 
 from __future__ import annotations
 
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -29,6 +30,7 @@ HELP = """commands:
   /test ID              test this hypothesis first
   /drop ID REASON       drop a hypothesis, with your reason
   /suggest NAME=VALUE   try an env var on the bad state (one launch, asked first)
+  /experiment [--revert IDS | --apply IDS] [--env K=V]   one experiment (asked first)
   /run                  let the engine go on (it asks before each launch)
   /budget [N]           show or set the launch budget
   /report               the report (or where things stand)
@@ -121,28 +123,52 @@ class Chat:
         if not sep or not name:
             self.console.print("usage: /suggest NAME=VALUE")
             return
+        self.side_experiment(ExperimentSpec(base="bad", env={name: value}), f"{name}={value}",
+                             watch=(name, value))
+
+    def experiment(self, text: str) -> None:
+        words, spec = shlex.split(text), ExperimentSpec()
+        try:
+            for flag, value in zip(words[::2], words[1::2], strict=True):
+                if flag in ("--revert", "--apply"):
+                    ids = [i for i in value.split(",") if i]
+                    self.ctx.runner.cands.by_id(ids)
+                    field = {"--revert": "reverted", "--apply": "applied"}[flag]
+                    spec = spec.model_copy(update={field: ids})
+                elif flag == "--env" and "=" in value:
+                    spec.env[value.split("=", 1)[0]] = value.split("=", 1)[1]
+                else:
+                    raise ValueError(flag)
+        except (ValueError, IndexError):
+            self.console.print("usage: /experiment [--revert IDS | --apply IDS] [--env K=V]")
+            return
+        self.side_experiment(spec, text)
+
+    def side_experiment(self, spec: ExperimentSpec, label: str,
+                        watch: tuple[str, str] | None = None) -> None:
+        """One launch outside the engine's plan, judged against its references."""
         s = self.current()
         if not s.configs.get(s.good_key) or not s.configs[s.good_key].values:
             self.console.print("measure the references first (/run): a suggestion is judged "
                                "against the good and bad states")
             return
-        if not self.yes and self.ask(f"launch the bad state with {name}={value}? [y/n] ") \
-                not in ("y", "yes"):
+        what = f"the bad state with {label}" if watch else label
+        if not self.yes and self.ask(f"launch {what}? [y/n] ") not in ("y", "yes"):
             return
         runner = self.ctx.runner
-        out = self.session / "suggestions" / f"{name}={value}"
-        result = run_experiment(runner.config, runner.config_dir, runner.cands,
-                                ExperimentSpec(base="bad", env={name: value}), s.metric, out)
+        out = self.session / "side-experiments" / f"{len(list(self.session.glob('side-*/*')))}"
+        result = run_experiment(runner.config, runner.config_dir, runner.cands, spec, s.metric,
+                                out)
         b, g = s.configs[s.bad_key].mean, s.configs[s.good_key].mean
         share = (b - result.metric.median) / (b - g) if b != g else 0.0
-        schedulers = [p for p in result.worker_env.processes if p.role == "scheduler"]
-        arrived = sum(p.env.get(name) == value for p in schedulers)
-        text = (f"suggestion {name}={value}: {s.metric} {result.metric.median:.3g} "
-                f"{s.symptom.unit}, {share:.0%} of the gap restored; it reached {arrived}/"
-                f"{len(schedulers)} scheduler processes")
-        self.ctx.transcript.event("chat", "experiment", text, env={name: value},
-                                  value=result.metric.median, arrived=arrived)
-        self.console.print(escape(text))
+        text = (f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
+                f"{result.metric.median:.3g} {s.symptom.unit}, {share:.0%} of the gap restored")
+        if watch:
+            schedulers = [p for p in result.worker_env.processes if p.role == "scheduler"]
+            arrived = sum(p.env.get(watch[0]) == watch[1] for p in schedulers)
+            text += f"; it reached {arrived}/{len(schedulers)} scheduler processes"
+        self.ctx.transcript.event("chat", "experiment", text, spec=spec.model_dump(),
+                                  value=result.metric.median)  # the echo shows it
 
     def handle(self, line: str) -> bool:
         """One user line; False to leave."""
@@ -181,6 +207,8 @@ class Chat:
                 self.console.print(f"{command[1:]} {cid}: applied at the next /run")
         elif command == "/suggest":
             self.suggest(rest.strip())
+        elif command == "/experiment":
+            self.experiment(rest)
         elif command == "/budget":
             if rest.strip().isdigit():
                 self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})

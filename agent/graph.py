@@ -115,7 +115,8 @@ def build_graph(ctx: Context, checkpointer=None):
                 if s.pending is None:
                     _after_calibration(s)
             elif s.phase == "search":
-                s.pending = _drift_check(s) or search.plan(s)
+                s.pending = _drift_check(s) or search.plan(
+                    s, ctx.reasoner.choose if ctx.reasoner else None)
                 if s.pending is None:
                     if not s.findings:
                         s.status = "inconclusive"

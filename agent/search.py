@@ -13,6 +13,7 @@ together while other files remain.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, ensure_config, held, request
 from agent.state import Finding, InvestigationState, Request, Task
@@ -98,8 +99,14 @@ def _changed(state: InvestigationState, task: Task, subset: list[str]) -> str:
     return ensure_config(state, new).key
 
 
-def plan(state: InvestigationState) -> Request | None:
-    """The next launch the search needs; None when no task is left."""
+Chooser = Callable[[str, list[str]], int | None]
+
+
+def plan(state: InvestigationState, chooser: Chooser | None = None) -> Request | None:
+    """The next launch the search needs; None when no task is left.
+
+    `chooser` (the LLM reasoner) may pick which half is tried first; the planner offers both.
+    """
     while state.tasks:
         task = state.tasks[0]
         if task.stage == "start":
@@ -109,6 +116,12 @@ def plan(state: InvestigationState) -> Request | None:
                 state.tasks.pop(0)
                 continue
             task.first, task.second = split(state, task.ids)
+            if chooser is not None and len(task.first) and len(task.second):
+                verb = "revert" if task.kind == "locate" else "apply"
+                pick = chooser(f"Which {verb} experiment should run first?",
+                               [f"{verb} {{{', '.join(h)}}}" for h in (task.first, task.second)])
+                if pick == 2:
+                    task.first, task.second = task.second, task.first
             task.first_key = _changed(state, task, task.first)
             task.stage = "first"
         key = task.first_key if task.stage == "first" else _changed(state, task, task.second)

@@ -136,3 +136,16 @@ def test_chat_free_text_goes_to_the_model_and_its_tools_are_validated(
     assert "unknown tool 'rm_rf' ignored" in out
     assert "drop engine-3dcdd1: applied at the next /run" in out
     assert "engine-3dcdd1  dropped" in out and "confirmed: /report" in out
+
+
+def test_the_model_picks_among_the_planners_experiments(scripted_endpoint,
+                                                       tmp_path: Path) -> None:
+    choose_second = {"tool_calls": [{"name": "choose_experiment", "arguments": {
+        "option": 2, "reason": "rule out the NCCL patches first"}}]}
+    summary = {"tool_calls": [{"name": "write_summary", "arguments": {"text": "Done."}}]}
+    url, _ = scripted_endpoint([_rank({CULPRIT: 5}), choose_second, summary])
+    result = _investigate(tmp_path, url)
+    assert result["status"] == "confirmed"
+    assert [c["id"] for c in result["culprits"]] == [CULPRIT]
+    events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "the model chose option 2: rule out the NCCL patches first" in events

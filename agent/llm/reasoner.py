@@ -36,6 +36,17 @@ WRITE_SUMMARY = {"type": "function", "function": {
 NARRATIVE_TRIES = 2
 
 
+CHOOSE = {"type": "function", "function": {
+    "name": "choose_experiment", "description": "Which of the offered experiments to run next.",
+    "parameters": {"type": "object", "required": ["option"],
+                   "properties": {"option": {"type": "integer"}, "reason": {"type": "string"}}}}}
+
+
+class Choice(BaseModel):
+    option: int
+    reason: str = ""
+
+
 class Summary(BaseModel):
     text: str = Field(min_length=1, max_length=4000)
 
@@ -136,6 +147,32 @@ class LLMReasoner:
         self.log("hypothesize", "error", "no valid ranking from the model: the rules "
                  "reasoner's priors stand for this step")
         return None
+
+    def choose(self, question: str, options: list[str]) -> int | None:
+        """The model picks one of the planner's experiments (1-based); None keeps the default."""
+        if self._spent():
+            return None
+        listing = "\n".join(f"{i}. {option}" for i, option in enumerate(options, 1))
+        messages = [{"role": "system", "content": _template("choose_experiment.txt")},
+                    {"role": "user", "content": f"{question}\n<data>\n{listing}\n</data>"}]
+        reply = self._call(messages, [CHOOSE])
+        call = reply.tool_calls[0] if reply and reply.tool_calls else None
+        if call is None or call.name != "choose_experiment":
+            self.log("plan", "error", "the model chose no experiment: the planner's order stands")
+            return None
+        try:
+            choice = Choice.model_validate_json(call.arguments)
+        except ValidationError:
+            self.log("plan", "error", "invalid choose_experiment arguments: the planner's order "
+                     "stands")
+            return None
+        if not 1 <= choice.option <= len(options):
+            self.log("plan", "error", f"option {choice.option} was not offered: the planner's "
+                     "order stands")
+            return None
+        self.log("plan", "thought", f"the model chose option {choice.option}: "
+                 f"{choice.reason or 'no reason given'}", option=choice.option)
+        return choice.option
 
     def narrate(self, result: dict) -> str | None:
         """The report's narrative, in the model's words (the verdict stays the engine's)."""
