@@ -146,7 +146,50 @@ def logs_parse(
     log_summary(file, parsed)
 
 
+def paths(
+    files: Annotated[list[str] | None, typer.Argument(
+        help="Files to judge (default: the changed files of ./debug-agent.toml's target).")
+                     ] = None,
+    log: Annotated[Path | None, typer.Option(help="The server's startup log.")] = None,
+    repo: Annotated[Path | None, typer.Option(help="The SGLang source: a checkout or an "
+                                              "unpacked wheel (default: the target repo).")] = None,
+    arch: Annotated[str | None, typer.Option(help="The model architecture, if the log does "
+                                             "not say (e.g. DeepseekV3ForCausalLM).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Which files the server runs: on-path, off-path or unknown, with the evidence."""
+    import re
+
+    from tools.paths import classify, package_root
+    from tools.sglang_log import parse_log_file
+
+    if repo is None or not files:
+        config, config_dir, cands = _load(Path("debug-agent.toml"))
+        repo = repo or Path(cands.repo)
+        files = files or sorted({c.file for c in cands.candidates if c.file})
+    server_args, line, text = None, None, ""
+    if log is not None:
+        if not log.is_file():
+            raise ToolError(f"no such log file: {log}")
+        server_args = parse_log_file(log).server_args
+        text = log.read_text(errors="replace")
+        line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row),
+                    None)
+    if arch is None:
+        found = re.search(r"Load weight end\. type=(\w+)", text)
+        arch = found.group(1) if found else None
+    report = classify(files, package_root(repo), server_args, line, arch)
+    if as_json:
+        typer.echo(report.model_dump_json(indent=2))
+        return
+    for verdict in report.files:
+        typer.echo(f"{verdict.status:>7}  {verdict.path}")
+        for evidence in verdict.evidence:
+            typer.echo(f"         - {evidence}")
+
+
 def register_tool_commands(app: typer.Typer) -> None:
+    app.command()(paths)
     app.command()(diff)
     app.command()(experiment)
     app.command()(env)
