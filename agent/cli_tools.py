@@ -188,7 +188,31 @@ def paths(
             typer.echo(f"         - {evidence}")
 
 
+def init(
+    model: Annotated[str | None, typer.Option(help="The model path for an SGLang launch.")
+                     ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")
+                     ] = False,
+) -> None:
+    """Write a commented debug-agent.toml for the git repository here."""
+    from tools.init_config import write_config
+
+    path = write_config(Path.cwd(), model, force)
+    typer.echo(f"wrote {path}; edit it, then run 'debug-agent check'")
+
+
+def check(config: ConfigOpt = Path("debug-agent.toml")) -> None:
+    """Validate a config without launching anything: keys, repo, good ref, commands."""
+    from tools.init_config import check_config
+
+    report = check_config(config)
+    typer.echo(f"ok: {report.config}: repo {report.repo}, good {report.good} "
+               f"({report.good_sha[:10]}), launch {report.launch[0] if report.launch else '?'}")
+
+
 def register_tool_commands(app: typer.Typer) -> None:
+    app.command()(init)
+    app.command()(check)
     app.command()(paths)
     app.command()(diff)
     app.command()(experiment)

@@ -15,8 +15,10 @@ METRICS: dict[str, tuple[tuple[str, ...], str, Literal["lower", "higher"]]] = {
     "tpot_ms": (("tpot", "itl", "decode", "per-token", "per token"), "ms", "lower"),
     "ttft_ms": (("ttft", "first token", "prefill"), "ms", "lower"),
     "tok_s": (("tok/s", "tokens/s", "throughput", "tps"), "tok/s", "higher"),
+    "latency_ms": (("latency", "e2e", "response time"), "ms", "lower"),
 }
-ACCEPTED = '"verify 29ms", "verify 29ms (was 19)", "60 tok/s (was 82)", "TPOT 35ms", "TTFT 900ms"'
+ACCEPTED = ('"verify 29ms", "verify 29ms (was 19)", "60 tok/s (was 82)", "TPOT 35ms", '
+            '"TTFT 900ms", "latency 40ms"')
 
 _NUMBER = r"(?<![\w.-])(\d+(?:\.\d+)?)\s*(ms|s|tok/s|tokens/s)?"
 

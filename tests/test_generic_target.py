@@ -1,0 +1,88 @@
+"""A target that is not SGLang: any server command and any benchmark command (regex metric),
+investigated end to end; plus `init` and `check`."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from tests.conftest import make_repo, run_cli
+from tests.test_cli_errors import _assert_one_line_error
+from tools.lab.create import create_lab
+
+SERVER = textwrap.dedent("""\
+    import sys, time
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from work import cost_ms
+
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/work":
+                time.sleep(cost_ms() / 1000)
+            body = b"ok"
+            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *args): pass
+
+    HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+""")
+WORK = "def cost_ms():\n    base = 20.0\n    return base\n"
+BENCH = textwrap.dedent("""\
+    import sys, time, urllib.request
+    for _ in range(6):
+        start = time.perf_counter()
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/work").read()
+        print(f"latency_ms: {(time.perf_counter() - start) * 1000:.2f}")
+""")
+CONFIG = textwrap.dedent("""\
+    [launch]
+    command = "{python} server.py {port}"
+    timeout_s = 30
+    [bench]
+    kind = "command"
+    command = "{python} bench.py {port}"
+    metric = "latency_ms"
+    unit = "ms"
+    metric_regex = "latency_ms: ([0-9.]+)"
+""")
+
+
+def test_a_generic_server_and_command_bench_end_to_end(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"server.py": SERVER, "work.py": WORK, "bench.py": BENCH,
+                                "README.md": "# demo\n"})
+    (repo / "work.py").write_text(WORK.replace("return base", "return base * 2  # retry once"))
+    (repo / "README.md").write_text("# demo\n\nA server that works.\n")
+    (repo / "debug-agent.toml").write_text(CONFIG)
+    assert run_cli("check", cwd=repo).returncode == 0
+    done = run_cli("investigate", "--symptom", "latency 40ms", "--json", cwd=repo, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["file"] for c in result["culprits"]] == ["work.py"]
+    assert result["metric"]["name"] == "latency_ms"
+    assert result["metric"]["bad"] > 1.5 * result["metric"]["good"]
+
+
+def test_init_writes_a_config_check_accepts(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    (lab / "debug-agent.toml").unlink()
+    done = run_cli("init", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert "sglang.launch_server" in (lab / "debug-agent.toml").read_text()
+    done = run_cli("check", cwd=lab)
+    assert done.returncode == 0 and done.stdout.startswith("ok:"), done.stderr
+    _assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
+
+
+def test_check_says_what_is_wrong(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "debug-agent.toml").write_text(
+        '[target]\ngood = "nope"\n[launch]\ncommand = "no-such-server --port {port}"\n')
+    _assert_one_line_error(run_cli("check", cwd=repo), "unknown git ref 'nope'",
+                           "'no-such-server' is not an executable")
+    (repo / "debug-agent.toml").write_text('[launch]\ncommand = "x"\n[host]\nssh = "a@b"\n')
+    _assert_one_line_error(run_cli("check", cwd=repo), "host")
+    _assert_one_line_error(run_cli("init", cwd=tmp_path), "not a git repository")

@@ -1,0 +1,126 @@
+"""`debug-agent init` writes a commented debug-agent.toml; `check` says what is wrong with one."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tools.candidates import open_repo, resolve_ref
+from tools.config import CONFIG_NAME, TargetConfig, load_config
+from tools.errors import ToolError
+
+TEMPLATE = """\
+# debug-agent target config, written by 'debug-agent init'. Every key is explained; change what
+# does not fit, then run 'debug-agent check'.
+
+[target]
+repo = "."          # the git repository under investigation
+good = "{good}"       # a known-good ref; the bad state is the working tree (and commits after it)
+
+[launch]
+# the server's command line: {{port}} is a free port picked per launch, {{python}} this Python
+command = "{command}"
+env = {env}
+ready = "/health"   # an HTTP path to poll, or "log:<regex>" for a log line
+timeout_s = 900     # real servers take minutes to load
+
+# [baseline]        # how the good reference was launched, where that differs from [launch]
+# env = {{ }}
+# command = "..."
+
+[bench]
+kind = "{bench_kind}"   # generate (SGLang /generate) | openai (/v1/completions) | command
+requests = 16
+concurrency = 1
+input_len = 128
+output_len = 256
+warmup = 2
+# kind = "command": command = "...", metric = "name", and metric_regex = "..." (group 1) or
+# metric_jsonl = "file" with metric_key = "key"
+
+[budget]
+max_launches = 40
+max_minutes = 240
+
+# [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
+# base_url = "http://127.0.0.1:30001/v1"
+# model = "..."
+"""
+
+
+def _is_sglang(root: Path) -> bool:
+    return (root / "python" / "sglang" / "launch_server.py").exists() or (
+        root / "python" / "sglang" / "srt").is_dir()
+
+
+def write_config(cwd: Path, model: str | None, force: bool) -> Path:
+    repo = open_repo(cwd)
+    root = Path(repo.working_tree_dir or cwd)
+    path = root / CONFIG_NAME
+    if path.exists() and not force:
+        raise ToolError(f"{path} exists (use --force to overwrite it)")
+    if _is_sglang(root):
+        command = ("{python} -m sglang.launch_server --model-path "
+                   f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}")
+        env, kind = '{ PYTHONPATH = "python" }', "generate"
+    else:
+        command, env, kind = "./serve --port {port}", "{ }", "openai"
+    path.write_text(TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind))
+    return path
+
+
+class CheckReport(BaseModel):
+    config: str
+    repo: str
+    good: str
+    good_sha: str
+    launch: list[str]
+
+
+def _executable(word: str, cwd: Path) -> bool:
+    return word == "{python}" or shutil.which(word) is not None or (cwd / word).exists()
+
+
+def check_config(path: Path) -> CheckReport:
+    """Everything that can be checked without launching; one line saying all that is wrong."""
+    config: TargetConfig = load_config(path)
+    config_dir = (path if path.is_dir() else path.parent).resolve()
+    problems = []
+    repo = open_repo(config_dir / config.target.repo)
+    root = Path(repo.working_tree_dir or config_dir)
+    try:
+        good_sha = resolve_ref(repo, config.target.good)
+    except ToolError as e:
+        problems.append(str(e))
+        good_sha = ""
+    try:
+        argv = shlex.split(config.launch.command)
+    except ValueError as e:
+        argv = []
+        problems.append(f"launch.command cannot be split into words: {e}")
+    if argv and not _executable(argv[0], config_dir):
+        problems.append(f"launch.command: {argv[0]!r} is not an executable on PATH or in "
+                        f"{config_dir}")
+    if "{port}" not in config.launch.command and "--port" not in config.launch.command:
+        problems.append("launch.command has neither {port} nor a fixed --port N")
+    bench = config.bench
+    if bench.kind == "command":
+        words = shlex.split(bench.command or "")
+        if words and not _executable(words[0], config_dir) and "{" not in words[0]:
+            problems.append(f"bench.command: {words[0]!r} is not an executable")
+        if bench.metric_regex:
+            try:
+                re.compile(bench.metric_regex)
+            except re.error as e:
+                problems.append(f"bench.metric_regex does not compile: {e}")
+        elif not (bench.metric_jsonl and bench.metric_key):
+            problems.append("bench kind 'command' needs metric_regex, or metric_jsonl with "
+                            "metric_key")
+    if problems:
+        raise ToolError(f"{path}: " + "; ".join(problems))
+    return CheckReport(config=str(path), repo=str(root), good=config.target.good,
+                       good_sha=good_sha, launch=argv)
