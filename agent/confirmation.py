@@ -15,10 +15,12 @@ from agent.levels import (
     all_ids,
     between,
     ensure_config,
+    noise,
     noise_is_measured,
     request,
 )
 from agent.state import Confirmation, InvestigationState, Request, Task
+from agent.stats import ALPHA, p_equal
 
 MAX_ROUNDS = 3
 
@@ -69,6 +71,17 @@ def plan(state: InvestigationState) -> Request | None:
     return None
 
 
+def _needed(state: InvestigationState, without_key: str) -> bool:
+    """Positive evidence that a member matters: the set without it reproduces significantly
+    less of the regression than the whole set (a noisy "partial" is not enough)."""
+    conf = state.confirmation
+    assert conf is not None
+    whole, without = state.configs[conf.apply_key], state.configs[without_key]
+    p = p_equal(without.mean, len(without.values), whole.mean, len(whole.values), noise(state))
+    toward_good = (without.mean - whole.mean) * (1 if state.worse == "lower" else -1) > 0
+    return p <= ALPHA and toward_good
+
+
 def conclude(state: InvestigationState) -> str:
     """After plan() has nothing left: 'confirmed', 'suspected', or 'search' (more to find)."""
     conf = state.confirmation
@@ -78,8 +91,7 @@ def conclude(state: InvestigationState) -> str:
     kept = [cid for cid, h in state.hypotheses.items() if h.status == "open"
             and cid not in conf.culprits]
     if reverted == "restored" and applied == "restored":
-        unneeded = [m for m, key in conf.drop_keys.items()
-                    if _verdict(state, key, True) == "restored"]
+        unneeded = [m for m, key in conf.drop_keys.items() if not _needed(state, key)]
         if not unneeded:
             return "confirmed"
         for finding in state.findings:

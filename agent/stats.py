@@ -42,7 +42,7 @@ def pooled_noise(groups: list[list[float]], scale: float) -> Noise:
     return Noise(sigma=max(sigma, 0.003 * abs(scale)), df=df)
 
 
-def _p_equal(a_mean: float, n_a: int, b_mean: float, n_b: int, noise: Noise) -> float:
+def p_equal(a_mean: float, n_a: int, b_mean: float, n_b: int, noise: Noise) -> float:
     """Two-sided p of a pooled t-test that two configurations share one mean."""
     from scipy import stats
 
@@ -71,8 +71,8 @@ def score(values: list[float], bad: list[float], good: list[float], noise: Noise
     r = (b - x) / gap if gap else 0.0
     if against == "good":
         r = 1.0 - r
-    p_bad = _p_equal(x, len(values), b, len(bad), noise)
-    p_good = _p_equal(x, len(values), g, len(good), noise)
+    p_bad = p_equal(x, len(values), b, len(bad), noise)
+    p_good = p_equal(x, len(values), g, len(good), noise)
     near_good, near_bad = (p_good, p_bad) if against == "bad" else (p_bad, p_good)
     verdict: Verdict = "unknown"
     if near_bad <= ALPHA and r >= 0.75:
@@ -99,7 +99,7 @@ def calibrate(bad: list[float], good: list[float], noise: Noise, worse: Literal[
     """Is there a regression worth isolating? "unknown" asks for another pair of launches."""
     b, g = statistics.fmean(bad), statistics.fmean(good)
     gap = b - g
-    p = _p_equal(b, len(bad), g, len(good), noise)
+    p = p_equal(b, len(bad), g, len(good), noise)
     worse_sign = 1 if worse == "higher" else -1
     floor = max(MIN_RELATIVE_GAP * abs(g), 3 * noise.sigma if noise.df else 0.0)
     common = dict(bad=b, good=g, gap=gap, noise=noise, p=p)
