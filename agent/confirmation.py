@@ -72,14 +72,20 @@ def plan(state: InvestigationState) -> Request | None:
 
 
 def _needed(state: InvestigationState, without_key: str) -> bool:
-    """Positive evidence that a member matters: the set without it reproduces significantly
-    less of the regression than the whole set (a noisy "partial" is not enough)."""
+    """Is a member needed? Without it the set must reproduce clearly less of the regression:
+    "restored" (all of it) says no; a "partial" close to all of it that is statistically
+    indistinguishable from the whole set is no evidence either (noise, not a share)."""
     conf = state.confirmation
     assert conf is not None
-    whole, without = state.configs[conf.apply_key], state.configs[without_key]
-    p = p_equal(without.mean, len(without.values), whole.mean, len(whole.values), noise(state))
-    toward_good = (without.mean - whole.mean) * (1 if state.worse == "lower" else -1) > 0
-    return p <= ALPHA and toward_good
+    result = between(state, without_key, state.good_key, state.bad_key)
+    if result.verdict == "restored":
+        return False
+    if result.verdict == "partial" and result.r >= 0.6:
+        whole, without = state.configs[conf.apply_key], state.configs[without_key]
+        p = p_equal(without.mean, len(without.values), whole.mean, len(whole.values),
+                    noise(state))
+        return p <= ALPHA
+    return True
 
 
 def conclude(state: InvestigationState) -> str:
