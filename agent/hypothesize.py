@@ -31,7 +31,7 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     root = Path(repo.working_tree_dir or ".")
     said = []
     for c in state.candidates:
-        p = prior(c, state.metric)
+        p = prior(c, state.metric, state.facts.server_args if state.facts else None)
         hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
         if c.kind == "hunk":
             verdict = assess(c, state.facts, _good_source(repo, state.good_sha, c.file or ""),

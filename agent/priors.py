@@ -46,7 +46,17 @@ def _changed(c: Candidate) -> list[str]:
             and not row[1:].lstrip().startswith("#")]
 
 
-def prior(c: Candidate, metric: str) -> Prior:
+def _in_effect(c: Candidate, server_args: dict | None) -> list[str]:
+    """Values this hunk writes that the bad state's resolved server_args show in effect."""
+    if not server_args:
+        return []
+    added = " ".join(r[1:] for r in c.patch.splitlines()[3:] if r.startswith("+"))
+    literals = {m.strip("'\"") for m in _STRING.findall(added)}
+    return sorted(f"{key}={value!r}" for key, value in server_args.items()
+                  if isinstance(value, str) and len(value) >= 4 and value in literals)
+
+
+def prior(c: Candidate, metric: str, server_args: dict | None = None) -> Prior:
     path_words, code_words = PATHS.get(metric, ((), ()))
     weight, reasons = 1.0, []
     if c.kind == "env":
@@ -67,6 +77,10 @@ def prior(c: Candidate, metric: str) -> Prior:
     if words:
         weight *= 2.0
         reasons.append(f"changed code mentions {', '.join(words)}")
+    in_effect = _in_effect(c, server_args)
+    if in_effect:
+        weight *= 4.0
+        reasons.append(f"writes a value the server runs with ({', '.join(in_effect)})")
     changed = _changed(c)
     if changed and all(_LOG_CALL.search(line) for line in changed):
         weight *= 0.2

@@ -37,8 +37,8 @@ _NAME_LITERAL = re.compile(r"""["']([A-Z][A-Z0-9_]{5,})["']""")
 def names_used(state: InvestigationState, cid: str) -> set[str]:
     """Env-var-like names a candidate's changed lines mention (or the env candidate's own)."""
     c = next(c for c in state.candidates if c.id == cid)
-    if c.kind == "env":
-        return {c.name or ""}
+    if c.kind != "hunk":  # an env var set at launch and a hunk setting it are alternatives,
+        return set()      # not a pair that needs both
     rows = [r[1:] for r in c.patch.splitlines()[3:] if r[:1] in "+-"]
     return set(_NAME_LITERAL.findall("\n".join(rows)))
 
