@@ -15,12 +15,10 @@ from agent.levels import (
     all_ids,
     between,
     ensure_config,
-    noise,
     noise_is_measured,
     request,
 )
 from agent.state import Confirmation, InvestigationState, Request, Task
-from agent.stats import ALPHA, p_equal
 
 MAX_ROUNDS = 3
 
@@ -72,20 +70,8 @@ def plan(state: InvestigationState) -> Request | None:
 
 
 def _needed(state: InvestigationState, without_key: str) -> bool:
-    """Is a member needed? Without it the set must reproduce clearly less of the regression:
-    "restored" (all of it) says no; a "partial" close to all of it that is statistically
-    indistinguishable from the whole set is no evidence either (noise, not a share)."""
-    conf = state.confirmation
-    assert conf is not None
-    result = between(state, without_key, state.good_key, state.bad_key)
-    if result.verdict == "restored":
-        return False
-    if result.verdict == "partial" and result.r >= 0.6:
-        whole, without = state.configs[conf.apply_key], state.configs[without_key]
-        p = p_equal(without.mean, len(without.values), whole.mean, len(whole.values),
-                    noise(state))
-        return p <= ALPHA
-    return True
+    """A member is needed when the set without it no longer reproduces all the regression."""
+    return between(state, without_key, state.good_key, state.bad_key).verdict != "restored"
 
 
 def conclude(state: InvestigationState) -> str:
