@@ -146,42 +146,30 @@ def _verdict(state: InvestigationState, task: Task, key: str) -> str:
 
 
 def judge(state: InvestigationState, task: Task, key: str) -> None:
-    """Replace `task` by what the verdict on `key` implies."""
+    """Replace `task` by what the verdict on `key` (the half just tried) implies."""
     verdict = _verdict(state, task, key)
     state.tasks.pop(0)
-    low, high, kind = task.low_key, task.high_key, task.kind
-    checked = task.interference_checked
-    new: list[Task] = []
-    if task.stage == "first":
-        first_key = key
-        if verdict == "restored":
-            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key,
-                        interference_checked=checked)]
-        elif verdict == "partial":
-            new = [Task(kind=kind, ids=task.first, low_key=low, high_key=first_key,
-                        interference_checked=checked),
-                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high,
-                        interference_checked=checked)]
-        elif not task.interference_checked:
-            # nothing in the first half: the other half, by elimination (if the halves
-            # interfere instead, confirmation finds out and the search runs again, checked)
-            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=high)]
-        else:
-            task.stage = "second"
-            new = [task]
-    else:
-        second_key, first_key = key, task.first_key or ""
-        if verdict == "restored":
-            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key,
-                        interference_checked=checked)]
-        elif verdict == "partial":
-            new = [Task(kind=kind, ids=task.second, low_key=low, high_key=second_key,
-                        interference_checked=checked),
-                   Task(kind=kind, ids=task.first, low_key=second_key, high_key=high,
-                        interference_checked=checked)]
-        else:  # neither half alone: they interfere; search each with the other changed
-            new = [Task(kind=kind, ids=task.first, low_key=second_key, high_key=high,
-                        interference_checked=True),
-                   Task(kind=kind, ids=task.second, low_key=first_key, high_key=high,
-                        interference_checked=True)]
+    low, high = task.low_key, task.high_key
+
+    def sub(ids: list[str], low_key: str, high_key: str, checked: bool | None = None) -> Task:
+        return Task(kind=task.kind, ids=ids, low_key=low_key, high_key=high_key,
+                    interference_checked=task.interference_checked if checked is None
+                    else checked)
+
+    tried, rest = ((task.first, task.second) if task.stage == "first"
+                   else (task.second, task.first))
+    if verdict == "restored":
+        new = [sub(tried, low, key)]
+    elif verdict == "partial":  # additive: this half's share, then the rest on top of it
+        new = [sub(tried, low, key), sub(rest, key, high)]
+    elif task.stage == "first" and not task.interference_checked:
+        # nothing in the first half: the other half, by elimination (if the halves
+        # interfere instead, confirmation finds out and the search runs again, checked)
+        new = [sub(rest, low, high)]
+    elif task.stage == "first":
+        task.stage = "second"
+        new = [task]
+    else:  # neither half alone: they interfere; search each with the other changed
+        new = [sub(task.first, key, high, checked=True),
+               sub(task.second, task.first_key or "", high, checked=True)]
     state.tasks[:0] = new
