@@ -235,15 +235,16 @@ def _resumed(console: Console, session: Path, yes: bool) -> Chat:
     from agent.investigate import _saved_state
     from agent.runner import Runner
     from agent.transcript import Transcript
-    from tools.candidates import list_candidates, open_repo
+    from tools.candidates import open_repo
+    from tools.target import target_candidates, target_repo
 
     values = _saved_state(session)
     state = InvestigationState.model_validate(values)
     target = Path(state.config_path)
     config = load_config(target)
-    ctx = Context(runner=Runner(config, target, list_candidates(target, config)),
+    ctx = Context(runner=Runner(config, target, target_candidates(config, target)),
                   transcript=Transcript(session / "transcript.jsonl", echo=_echo(console)),
-                  repo=open_repo(target), approve=not yes)
+                  repo=open_repo(target_repo(config, target)), approve=not yes)
     ctx.transcript.event("chat", "thought", f"chat resumed the session at phase {state.phase}")
     return Chat(console, state, ctx, yes, started=True)
 

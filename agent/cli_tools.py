@@ -16,12 +16,12 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 
 
 def _load(config_path: Path):
-    from tools.candidates import list_candidates
     from tools.config import load_config
+    from tools.target import target_candidates
 
     config = load_config(config_path)
     config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
-    cands = list_candidates(config_dir / config.target.repo, config)
+    cands = target_candidates(config, config_dir)
     if not cands.candidates:
         raise ToolError(f"no difference between the working tree and the good ref "
                         f"{config.target.good!r}, and no env or arg difference: nothing to test")
@@ -165,7 +165,9 @@ def paths(
 
     if repo is None or not files:
         config, config_dir, cands = _load(Path("debug-agent.toml"))
-        repo = repo or Path(cands.repo)
+        from tools.target import target_repo
+
+        repo = repo or target_repo(config, config_dir)
         files = files or sorted({c.file for c in cands.candidates if c.file})
     server_args, line, text = None, None, ""
     if log is not None:

@@ -176,7 +176,10 @@ def build_graph(ctx: Context, checkpointer=None):
             return _fields(s)
         if any(launch.request == req.id for launch in config.launches):
             return _fields(s)  # done before a crash: not launched twice
-        launch, _ = ctx.runner.launch(s, config, req.id)
+        launch, result = ctx.runner.launch(s, config, req.id)
+        if result.retried:
+            log("experiment", "thought", f"{result.retried}; measured again on a new "
+                "connection (only that measurement counts)")
         before = list(config.values)
         config.launches.append(launch)
         s.launches += 1

@@ -26,10 +26,11 @@ from agent.runner import Runner
 from agent.state import InvestigationState
 from agent.symptom import parse_symptom
 from agent.transcript import Transcript
-from tools.candidates import list_candidates, open_repo
+from tools.candidates import open_repo
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.session_paths import sessions_root
+from tools.target import target_candidates, target_repo
 
 STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": "",
          "error": "red"}
@@ -126,7 +127,7 @@ def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str |
     config = load_config(target_dir)
     if good:
         config.target.good = good
-    cands = list_candidates(target_dir / config.target.repo, config)
+    cands = target_candidates(config, target_dir)
     if not cands.candidates:
         raise ToolError(f"no difference between the working tree and the good ref "
                         f"{config.target.good!r}: nothing to investigate")
@@ -152,7 +153,8 @@ def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str |
     runner = Runner(config, target_dir, cands,
                     on_phase=progress.phase if progress else None,
                     on_request=progress.request if progress else None)
-    return state, Context(runner=runner, transcript=transcript, repo=open_repo(target_dir),
+    return state, Context(runner=runner, transcript=transcript,
+                          repo=open_repo(target_repo(config, target_dir)),
                           reasoner=options.reasoner(config, transcript.event), approve=approve)
 
 
@@ -176,7 +178,8 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
     target_dir, lab = _target(cwd, lab_dir, console)
-    repo_root = Path(open_repo(target_dir).working_tree_dir or target_dir)
+    repo_root = (None if load_config(target_dir).host is not None  # the repo is on the node
+                 else Path(open_repo(target_dir).working_tree_dir or target_dir))
 
     echo = _echo(console)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
@@ -213,13 +216,14 @@ def resume(session: Path, as_json: bool = False) -> dict:
     else:
         target_dir = Path(values["config_path"])
         config = load_config(target_dir)
-        cands = list_candidates(target_dir / config.target.repo, config)
+        cands = target_candidates(config, target_dir)
         saved_ids = [c.id if hasattr(c, "id") else c["id"] for c in values.get("candidates", [])]
         if saved_ids and saved_ids != [c.id for c in cands.candidates]:
             raise ToolError(f"the target's changes differ from when session {session.name} "
                             "started: start a new investigation instead")
         reaped = reap_stale_servers()
-        reap_stale_worktrees(target_dir)
+        if config.host is None:  # on a node, its supervisor cleaned up when the link went
+            reap_stale_worktrees(target_dir)
         console.print(f"Resuming session {session.name} at phase {values.get('phase')} "
                       f"({values.get('launches', 0)} launches done; {len(reaped)} orphan "
                       "server(s) stopped).")
@@ -228,7 +232,8 @@ def resume(session: Path, as_json: bool = False) -> dict:
                          f"{values.get('phase')}")
         result = _run_graph(session, Context(runner=Runner(config, target_dir, cands),
                                              transcript=transcript,
-                                             repo=open_repo(target_dir)), None)
+                                             repo=open_repo(target_repo(config, target_dir))),
+                            None)
     _print_result(result, console, as_json)
     return result
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.measure import measure
+from tools.node import LocalNode
 
 
 def main() -> None:
@@ -31,7 +32,7 @@ def main() -> None:
         ready, total, verify = [], [], []
         for i in range(args.runs):
             start = time.perf_counter()
-            result = measure(config, lab, lab / f"run{i}.log")
+            result = measure(config, LocalNode(config.python, lab, lab), lab, lab / f"run{i}.log")
             total.append(time.perf_counter() - start)
             ready.append(result.ready_s)
             verify.append(result.bench.metrics["verify_ms"].median)

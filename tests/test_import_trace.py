@@ -15,6 +15,7 @@ def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
         seed_lab: Path, tmp_path: Path) -> None:
     config = load_config(seed_lab)
     trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
     env = traced_env(config.launch.env, trace_dir, seed_lab)
     port = free_port()
     with running_server(config.launch_argv(port), seed_lab, env, port, tmp_path / "s.log") as s:

@@ -11,11 +11,13 @@ from tools.config import load_config
 from tools.lab.seed import ALLREDUCE_PER_TOKEN, SEED_CHANGES
 from tools.lab.serve import without_speculative
 from tools.measure import measure
+from tools.node import LocalNode
 
 
 def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
     config = load_config(lab)
-    result = measure(config, lab, lab / ".debug-agent-logs" / "bench.log",
+    node = LocalNode(config.python, lab, lab)
+    result = measure(config, node, lab, lab / ".debug-agent-logs" / "bench.log",
                      transform_argv=without_speculative if no_spec else None)
     assert len(result.bench.samples) == config.bench.requests
     return result.bench.metrics[metric].median

@@ -14,6 +14,7 @@ from tools.lab.create import create_lab
 from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, SHAPES, draw_scenario
 from tools.lab.truth import load_truth
 from tools.measure import measure
+from tools.node import LocalNode
 from tools.server import free_port, running_server
 
 
@@ -67,7 +68,8 @@ def _first_seed(shape: str) -> int:
 
 def _verify_ms(lab: Path, env: dict[str, str]) -> float:
     config = load_config(lab)
-    result = measure(config, lab, lab / "bench.log", launch_env=env)
+    node = LocalNode(config.python, lab, lab)
+    result = measure(config, node, lab, lab / "bench.log", launch_env=env)
     return result.bench.metrics["verify_ms"].median
 
 

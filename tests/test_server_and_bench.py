@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import psutil
@@ -12,6 +13,7 @@ from tests.conftest import wait_gone
 from tools.bench import BenchError, run_http_bench
 from tools.bench_command import run_command_bench
 from tools.config import BenchSection, load_config
+from tools.node import LocalNode
 from tools.server import free_port, running_server
 from tools.worker_env import MASK, mask_secrets, worker_env
 
@@ -66,31 +68,38 @@ def test_generate_bench_at_concurrency(seed_lab: Path, tmp_path: Path) -> None:
     assert all(s.meta_info["completion_tokens"] == 32 for s in result.samples)
 
 
+URL = "http://127.0.0.1:1"
+
+
+def _here(tmp_path: Path) -> LocalNode:
+    return LocalNode(sys.executable, tmp_path, tmp_path)
+
+
 def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     env = dict(os.environ)
     regex = BenchSection(kind="command", metric="itl_ms", unit="ms",
                          command="echo 'ITL (ms): 12.5'; echo 'ITL (ms): 13.5'",
                          metric_regex=r"ITL \(ms\):\s+([\d.]+)")
-    result = run_command_bench(regex, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+    result = run_command_bench(regex, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["itl_ms"].samples == [12.5, 13.5]
     (tmp_path / "out.jsonl").write_text('{"x": 1.5}\n{"x": Infinity}\nnot json\n{"x": 2.5}\n')
     jsonl = BenchSection(kind="command", metric="x", command="true", metric_jsonl="out.jsonl",
                          metric_key="x")
-    result = run_command_bench(jsonl, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+    result = run_command_bench(jsonl, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["x"].samples == [1.5, 2.5]
     failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
     with pytest.raises(BenchError, match="exited with 4: boom"):
-        run_command_bench(failing, tmp_path, env, "http://127.0.0.1:1", 1, tmp_path / "b.log")
+        run_command_bench(failing, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
 
 
 def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
     block = (Path(__file__).parent / "fixtures" / "sglang_logs"
              / "24-bench-serving-old-variants.log")
     bench = BenchSection(kind="command", metric="output_throughput", command=f"cat {block}")
-    result = run_command_bench(bench, tmp_path, dict(os.environ), "http://127.0.0.1:1", 1,
+    result = run_command_bench(bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
                                tmp_path / "b.log")
     assert result.metrics["output_throughput"].samples[0] > 0
     missing = BenchSection(kind="command", metric="nope", command=f"cat {block}")
     with pytest.raises(BenchError, match="'nope'"):
-        run_command_bench(missing, tmp_path, dict(os.environ), "http://127.0.0.1:1", 1,
+        run_command_bench(missing, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
                           tmp_path / "b.log")

@@ -6,18 +6,18 @@ import json
 import math
 import re
 import statistics
-import subprocess
-import sys
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Protocol
 
 from tools.bench import BenchError, BenchResult, Metric
 from tools.bench_output import parse_bench_serving_block
 from tools.config import BenchSection
+from tools.errors import ToolError
 
 
-def _fill(template: str, base_url: str, port: int) -> str:
+def _fill(template: str, base_url: str, port: int, python: str) -> str:
     return (template.replace("{base_url}", base_url).replace("{port}", str(port))
-            .replace("{python}", sys.executable))
+            .replace("{python}", python))
 
 
 def _from_regex(pattern: str, text: str) -> list[float]:
@@ -35,12 +35,13 @@ def _from_regex(pattern: str, text: str) -> list[float]:
     return values
 
 
-def _from_jsonl(path: Path, key: str) -> list[float]:
+def _from_jsonl(node: Shell, path: PurePath, key: str) -> list[float]:
     values = []
     try:
-        lines = path.read_text(errors="replace").splitlines()
-    except OSError as e:
-        raise BenchError(f"cannot read the bench's JSONL file {path}: {e.strerror}") from None
+        lines = node.read_text(path).splitlines()
+    except (OSError, ToolError) as e:
+        raise BenchError(f"cannot read the bench's JSONL file {path}: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
     for line in lines:
         try:
             value = json.loads(line).get(key)
@@ -51,23 +52,33 @@ def _from_jsonl(path: Path, key: str) -> list[float]:
     return values
 
 
-def run_command_bench(bench: BenchSection, cwd: Path, env: dict[str, str], base_url: str,
-                      port: int, log_path: Path) -> BenchResult:
-    command = _fill(bench.command or "", base_url, port)
-    try:
-        done = subprocess.run(command, shell=True, cwd=cwd, env=env, capture_output=True,
-                              text=True, errors="replace", timeout=bench.timeout_s)
-    except subprocess.TimeoutExpired:
-        raise BenchError(f"bench command timed out after {bench.timeout_s:g} s") from None
-    output = done.stdout + done.stderr
+class Shell(Protocol):
+    """Where the bench command runs (a tools.node.Node): this machine or the node."""
+
+    python: str
+
+    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
+              timeout_s: float) -> tuple[int | None, str]: ...
+
+    def read_text(self, path: PurePath) -> str: ...
+
+
+def run_command_bench(bench: BenchSection, node: Shell, cwd: PurePath, env: dict[str, str],
+                      base_url: str, port: int, log_path: Path) -> BenchResult:
+    """Run the bench command in `cwd` on `node`; `base_url` is the server as the node sees it."""
+    command = _fill(bench.command or "", base_url, port, node.python)
+    code, output = node.shell(command, cwd, env, bench.timeout_s)
     log_path.write_text(f"$ {command}\n{output}")
-    if done.returncode != 0:
+    if code is None:
+        raise BenchError(f"bench command timed out after {bench.timeout_s:g} s")
+    if code != 0:
         last = output.strip().splitlines()[-1] if output.strip() else ""
-        raise BenchError(f"bench command exited with {done.returncode}: {last}")
+        raise BenchError(f"bench command exited with {code}: {last}")
     if bench.metric_regex:
         values = _from_regex(bench.metric_regex, output)
     elif bench.metric_jsonl and bench.metric_key:
-        values = _from_jsonl(cwd / _fill(bench.metric_jsonl, base_url, port), bench.metric_key)
+        jsonl = cwd / _fill(bench.metric_jsonl, base_url, port, node.python)
+        values = _from_jsonl(node, jsonl, bench.metric_key)
     else:  # an sglang.bench_serving result block: its row named by bench.metric
         block = parse_bench_serving_block(output) or {}
         if bench.metric not in block:

@@ -84,6 +84,16 @@ class LLMSection(_Section):
     usd_per_mtok_out: float = 0.0
 
 
+class HostSection(_Section):
+    """The node the target lives on, reached over SSH (key auth; ~/.ssh/config is honoured)."""
+
+    ssh: str  # "user@host[:port]", or a Host alias from ~/.ssh/config
+    identity: str | None = None  # a private key file; default: the agent, ~/.ssh/config, id_*
+    known_hosts: str | None = None  # in addition to ~/.ssh/known_hosts
+    python: str = "python3"  # the node's Python, for {python} and debug-agent's helper
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+
+
 class SymptomSection(_Section):
     default: str | None = None
 
@@ -96,11 +106,17 @@ class TargetConfig(_Section):
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
     llm: LLMSection = Field(default_factory=LLMSection)
+    host: HostSection | None = None  # absent: the target is on this machine
+
+    @property
+    def python(self) -> str:
+        """What {python} stands for: this Python, or the node's."""
+        return self.host.python if self.host else sys.executable
 
     def launch_argv(self, port: int, command: str | None = None) -> list[str]:
         """The launch command as argv, with {port} and {python} filled in."""
         text = (command or self.launch.command).replace("{port}", str(port))
-        return [sys.executable if arg == "{python}" else arg for arg in shlex.split(text)]
+        return [self.python if arg == "{python}" else arg for arg in shlex.split(text)]
 
 
 def load_config(path: Path) -> TargetConfig:

@@ -21,11 +21,11 @@ from tools.bench import Metric, RequestSample
 from tools.candidates import Candidate, CandidateSet, open_repo
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
+from tools.import_trace import ImportTrace
 from tools.measure import measure
-from tools.server import reap_stale_servers
-from tools.worker_env import WorkerEnv, worker_env
-from tools.worktree import reap_stale_worktrees, scratch_worktree
+from tools.node import Node, open_node
+from tools.ssh_host import HostLost
+from tools.worker_env import WorkerEnv
 
 
 class ExperimentSpec(BaseModel):
@@ -56,6 +56,7 @@ class ExperimentResult(BaseModel):
     worker_env: WorkerEnv  # of the last launch
     model_info: dict | None = None
     import_trace: ImportTrace | None = None  # with trace=True: what the processes loaded
+    retried: str | None = None  # why a first attempt was discarded (a dropped connection)
     wall_s: float
 
 
@@ -104,30 +105,45 @@ def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
                    samples: int | None = None, launches: int = 1, trace: bool = False,
                    on_phase: Callable[[str], None] | None = None,
                    on_request: Callable[[int, int], None] | None = None) -> ExperimentResult:
-    start = time.monotonic()
-    repo = open_repo(config_dir / config.target.repo)
-    repo_root = Path(repo.working_tree_dir or ".")
-    reap_stale_servers()
-    reap_stale_worktrees(repo_root)
-    state = _state(config, cands, spec)
+    """Build the state in a scratch worktree, launch and bench it `launches` times, clean up.
+
+    On a remote node, a connection lost mid-experiment discards it (nothing of it is counted;
+    the node's supervisor stops what it ran) and it is run once more on a new connection.
+    """
     try:
-        subdir = config_dir.resolve().relative_to(repo_root.resolve())
-    except ValueError:
-        subdir = Path(".")
+        return _run(config, config_dir, cands, spec, metric, out_dir, samples, launches, trace,
+                    on_phase, on_request)
+    except HostLost as e:
+        why = f"first attempt discarded: {e}"
+        (out_dir / "retried.txt").write_text(why + "\n")
+    try:
+        result = _run(config, config_dir, cands, spec, metric, out_dir, samples, launches,
+                      trace, on_phase, on_request)
+    except HostLost as e:
+        raise HostLost(f"{e} (twice; the experiment was not counted)") from None
+    return result.model_copy(update={"retried": why})
+
+
+def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: ExperimentSpec,
+         metric: str | None, out_dir: Path, samples: int | None, launches: int, trace: bool,
+         on_phase: Callable[[str], None] | None,
+         on_request: Callable[[int, int], None] | None) -> ExperimentResult:
+    start = time.monotonic()
+    state = _state(config, cands, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     measured, logs = [], []
-    with scratch_worktree(repo_root, cands.good_sha, [h.patch for h in state.hunks],
-                          keep_patch=out_dir / "state.patch") as tree:
-        cwd = tree / subdir
-        env = traced_env(state.env, out_dir / "imports", cwd) if trace else state.env
+    with open_node(config, config_dir, out_dir) as node, node.worktree(
+            cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch") as tree:
+        cwd = tree / _subdir(config, config_dir)
+        env = node.traced_env(state.env, cwd) if trace else state.env
         for i in range(launches):
             log = out_dir / f"server-{i + 1}.log"
             logs.append(str(log))
-            measured.append(measure(config, cwd, log, transform_argv=state.argv,
+            measured.append(measure(config, node, cwd, log, transform_argv=state.argv,
                                     launch_env=env, command=state.command, requests=samples,
-                                    before_stop=_trace_waiter(out_dir) if trace else None,
+                                    before_stop=_trace_waiter(node) if trace else None,
                                     on_phase=on_phase, on_request=on_request))
-        imports = read_trace(out_dir / "imports", cwd) if trace else None
+        imports = node.read_trace(tree) if trace else None
     pooled = _pool([m.bench.metrics for m in measured])
     if metric is None:  # the speculative cycle when there is one, else throughput
         metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
@@ -146,10 +162,20 @@ def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
         wall_s=time.monotonic() - start)
 
 
-def _trace_waiter(out_dir: Path) -> Callable[[int], None]:
+def _subdir(config: TargetConfig, config_dir: Path) -> Path:
+    """Where the config sits inside the repository: commands run there in the worktree too."""
+    if config.host is not None:
+        return Path(".")
+    root = Path(open_repo(config_dir / config.target.repo).working_tree_dir or ".")
+    try:
+        return config_dir.resolve().relative_to(root.resolve())
+    except ValueError:
+        return Path(".")
+
+
+def _trace_waiter(node: Node) -> Callable[[int], None]:
     def wait(pid: int) -> None:
-        pids = [p.pid for p in worker_env(pid).processes]
-        wait_for_trace(out_dir / "imports", pids)
+        node.wait_trace([p.pid for p in node.worker_env(pid).processes])
 
     return wait
 

@@ -8,7 +8,8 @@ repository's paths.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import posixpath
+from pathlib import Path, PurePath
 
 from pydantic import BaseModel
 
@@ -23,24 +24,29 @@ class ImportTrace(BaseModel):
         return path in set(self.files)
 
 
-def traced_env(env: dict[str, str], trace_dir: Path, cwd: Path) -> dict[str, str]:
-    """`env` plus the hook: relative PYTHONPATH entries are made absolute against `cwd`."""
-    trace_dir.mkdir(parents=True, exist_ok=True)
-    original = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
-    parts = [str((cwd / p).resolve()) if p and not os.path.isabs(p) else p
+def traced_env(env: dict[str, str], trace_dir: PurePath, cwd: PurePath,
+               hook_dir: PurePath = HOOK_DIR, inherited: str | None = None) -> dict[str, str]:
+    """`env` plus the hook; relative PYTHONPATH entries are made absolute against `cwd`.
+
+    `inherited` is the PYTHONPATH the server would otherwise get (default: this process's).
+    """
+    original = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", "") if inherited is None
+                       else inherited)
+    parts = [p if posixpath.isabs(p) else posixpath.normpath(posixpath.join(str(cwd), p))
              for p in original.split(os.pathsep) if p]
-    return {**env, "PYTHONPATH": os.pathsep.join([str(HOOK_DIR), *parts]),
+    return {**env, "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
             "DEBUG_AGENT_IMPORT_TRACE_DIR": str(trace_dir)}
 
 
-def read_trace(trace_dir: Path, tree: Path) -> ImportTrace:
-    root = tree.resolve()
+def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportTrace:
+    """`resolve=False` for a remote tree: its paths mean nothing on this machine."""
+    root = Path(tree).resolve() if resolve else Path(tree)
     files: set[str] = set()
     reports = sorted(trace_dir.glob("*.txt"))
     for report in reports:
         for line in report.read_text(errors="replace").splitlines()[1:]:
             try:
-                rel = Path(line).resolve().relative_to(root)
+                rel = (Path(line).resolve() if resolve else Path(line)).relative_to(root)
             except (ValueError, OSError):
                 continue
             files.add(rel.as_posix().replace("/__pycache__/", "/"))

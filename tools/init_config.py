@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -88,6 +89,8 @@ def _executable(word: str, cwd: Path) -> bool:
 def check_config(path: Path) -> CheckReport:
     """Everything that can be checked without launching; one line saying all that is wrong."""
     config: TargetConfig = load_config(path)
+    if config.host is not None:
+        return _check_remote(path, config)
     config_dir = (path if path.is_dir() else path.parent).resolve()
     problems = []
     repo = open_repo(config_dir / config.target.repo)
@@ -105,12 +108,53 @@ def check_config(path: Path) -> CheckReport:
     if argv and not _executable(argv[0], config_dir):
         problems.append(f"launch.command: {argv[0]!r} is not an executable on PATH or in "
                         f"{config_dir}")
+    problems += _command_problems(config, lambda word: _executable(word, config_dir))
+    if problems:
+        raise ToolError(f"{path}: " + "; ".join(problems))
+    return CheckReport(config=str(path), repo=str(root), good=config.target.good,
+                       good_sha=good_sha, launch=argv)
+
+
+def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
+    """A [host] target: reach the node, find the repository and the good ref, and the commands'
+    executables on the node's PATH (or in the repository)."""
+    from tools.ssh_host import connect
+    from tools.target import node_state
+
+    assert config.host is not None
+    state = node_state(config)  # the connection, the repository, the good ref: one line each
+    host = connect(config.host)
+
+    def on_node(word: str) -> bool:
+        word = config.host.python if word == "{python}" else word  # type: ignore[union-attr]
+        code, _, _ = host.run(f"cd {shlex.quote(state['root'])} && command -v "
+                              f"{shlex.quote(word)} >/dev/null")
+        return code == 0
+
+    problems = []
+    try:
+        argv = shlex.split(config.launch.command)
+    except ValueError as e:
+        argv = []
+        problems.append(f"launch.command cannot be split into words: {e}")
+    if argv and not on_node(argv[0]):
+        problems.append(f"launch.command: {argv[0]!r} is not an executable on "
+                        f"{host.endpoint.alias}")
+    problems += _command_problems(config, on_node)
+    if problems:
+        raise ToolError(f"{path}: " + "; ".join(problems))
+    return CheckReport(config=str(path), repo=f"{config.host.ssh}:{state['root']}",
+                       good=config.target.good, good_sha=state["sha"], launch=argv)
+
+
+def _command_problems(config: TargetConfig, executable: Callable[[str], bool]) -> list[str]:
+    problems = []
     if "{port}" not in config.launch.command and "--port" not in config.launch.command:
         problems.append("launch.command has neither {port} nor a fixed --port N")
     bench = config.bench
     if bench.kind == "command":
         words = shlex.split(bench.command or "")
-        if words and not _executable(words[0], config_dir) and "{" not in words[0]:
+        if words and "{" not in words[0] and not executable(words[0]):
             problems.append(f"bench.command: {words[0]!r} is not an executable")
         if bench.metric_regex:
             try:
@@ -120,7 +164,4 @@ def check_config(path: Path) -> CheckReport:
         elif not (bench.metric_jsonl and bench.metric_key):
             problems.append("bench kind 'command' needs metric_regex, or metric_jsonl with "
                             "metric_key")
-    if problems:
-        raise ToolError(f"{path}: " + "; ".join(problems))
-    return CheckReport(config=str(path), repo=str(root), good=config.target.good,
-                       good_sha=good_sha, launch=argv)
+    return problems

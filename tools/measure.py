@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import httpx
 from pydantic import BaseModel
@@ -14,11 +13,11 @@ from tools.bench import BenchResult, run_http_bench
 from tools.bench_command import run_command_bench
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.server import free_port, running_server
-from tools.worker_env import WorkerEnv, worker_env
+from tools.node import Node
+from tools.worker_env import WorkerEnv
 
 
-def launch_port(command: str) -> int:
+def launch_port(command: str, free_port: Callable[[], int]) -> int:
     """A free port for `{port}`; or the fixed `--port N` of a command without the placeholder."""
     if "{port}" in command:
         return free_port()
@@ -57,7 +56,7 @@ class Measurement(BaseModel):
     bench: BenchResult
 
 
-def measure(config: TargetConfig, cwd: Path, log_path: Path,
+def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
             transform_argv: Callable[[list[str]], list[str]] | None = None,
             launch_env: dict[str, str] | None = None,
             command: str | None = None,
@@ -65,26 +64,26 @@ def measure(config: TargetConfig, cwd: Path, log_path: Path,
             before_stop: Callable[[int], None] | None = None,
             on_phase: Callable[[str], None] | None = None,
             on_request: Callable[[int, int], None] | None = None) -> Measurement:
-    """Launch `config`'s command (or `command`) in `cwd`, bench it, stop it.
+    """Launch `config`'s command (or `command`) in `cwd` on `node`, bench it, stop it.
 
     `transform_argv` edits the command line, `launch_env` replaces [launch] env.
     """
-    port = launch_port(command or config.launch.command)
+    port = launch_port(command or config.launch.command, node.free_port)
     argv = config.launch_argv(port, command)
     if transform_argv is not None:
         argv = transform_argv(argv)
     env = config.launch.env if launch_env is None else launch_env
     if on_phase:
         on_phase("loading")
-    with running_server(argv, cwd, env, port, log_path, config.launch.ready,
-                        config.launch.timeout_s) as server:
-        workers = worker_env(server.pid)
+    with node.server(argv, cwd, env, port, log_path, config.launch.ready,
+                     config.launch.timeout_s) as server:
+        workers = node.worker_env(server.pid)
         info = model_info(server.base_url)
         if on_phase:
             on_phase("benchmark")
         b = config.bench
         if b.kind == "command":
-            result = run_command_bench(b, cwd, {**os.environ, **env}, server.base_url, port,
+            result = run_command_bench(b, node, cwd, env, server.node_url, port,
                                        log_path.with_suffix(".bench.log"))
         else:
             result = run_http_bench(server.base_url, b.kind, requests or b.requests,

@@ -14,7 +14,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,17 +28,15 @@ from tools.state import state_dir
 
 
 class ServerError(ToolError):
-    """The server did not come up; the message is one line, the log path is attached."""
+    """The server did not come up; the message is one line and names the log."""
 
-    def __init__(self, message: str, log_path: Path | None = None) -> None:
-        super().__init__(message)
-        self.log_path = log_path
 
 
 class ServerInfo(BaseModel):
     pid: int
     port: int
-    base_url: str
+    base_url: str  # where the agent reaches it (through a tunnel for a remote node)
+    node_url: str  # where it listens, on its own machine
     log_path: str
     ready_s: float
 
@@ -58,14 +56,6 @@ def free_port() -> int:
 def port_in_use(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-def log_tail(path: Path, lines: int = 12) -> str:
-    try:
-        text = path.read_text(errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
 
 
 def _pid_dir() -> Path:
@@ -112,34 +102,43 @@ def _created(proc: psutil.Process) -> float:
         return 0.0
 
 
-def _ready(base_url: str, ready: str, log_path: Path, client: httpx.Client) -> bool:
+def _ready(base_url: str, ready: str, log_text: Callable[[], str],
+           client: httpx.Client) -> bool:
     if ready.startswith("log:"):
-        try:
-            return re.search(ready[4:], log_path.read_text(errors="replace")) is not None
-        except OSError:
-            return False
+        return re.search(ready[4:], log_text()) is not None
     try:
         return client.get(base_url + ready).status_code == 200
     except httpx.HTTPError:
         return False
 
 
-def wait_ready(proc: subprocess.Popen, base_url: str, ready: str, log_path: Path,
-               timeout_s: float) -> float:
+def wait_ready(poll: Callable[[], int | None], base_url: str, ready: str,
+               log_text: Callable[[], str], log_name: str, timeout_s: float) -> float:
+    """Seconds until `ready` holds; a one-line ServerError if the server exits or times out.
+
+    `poll` gives the exit code once the server has exited; `log_text` reads its log so far.
+    """
     start = time.monotonic()
     with httpx.Client(timeout=2.0, verify=False) as client:
         while True:
-            if _ready(base_url, ready, log_path, client):
+            if _ready(base_url, ready, log_text, client):
                 return time.monotonic() - start
-            code = proc.poll()
+            code = poll()
             if code is not None:
-                tail = log_tail(log_path, 1).strip()
-                raise ServerError(f"server exited with code {code} during start-up: {tail} "
-                                  f"(log: {log_path})", log_path)
+                lines = log_text().strip().splitlines()
+                raise ServerError(f"server exited with code {code} during start-up: "
+                                  f"{lines[-1] if lines else ''} (log: {log_name})")
             if time.monotonic() - start > timeout_s:
                 raise ServerError(f"server not ready after {timeout_s:g} s (waited for {ready}; "
-                                  f"log: {log_path})", log_path)
+                                  f"log: {log_name})")
             time.sleep(0.05)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
 
 
 @contextmanager
@@ -154,9 +153,10 @@ def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, l
     pidfile = _write_pidfile(proc, argv)
     base_url = f"http://127.0.0.1:{port}"
     try:
-        ready_s = wait_ready(proc, base_url, ready, log_path, timeout_s)
-        yield ServerInfo(pid=proc.pid, port=port, base_url=base_url, log_path=str(log_path),
-                         ready_s=ready_s)
+        ready_s = wait_ready(proc.poll, base_url, ready, lambda: _read(log_path),
+                             str(log_path), timeout_s)
+        yield ServerInfo(pid=proc.pid, port=port, base_url=base_url, node_url=base_url,
+                         log_path=str(log_path), ready_s=ready_s)
     finally:
         stop_group(proc)
         pidfile.unlink(missing_ok=True)

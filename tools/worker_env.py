@@ -45,15 +45,23 @@ def mask_secrets(env: dict[str, str]) -> dict[str, str]:
     return {k: (MASK if _SECRET.search(k) else v) for k, v in env.items()}
 
 
-def _role(proc: psutil.Process, cmdline: list[str], root_pid: int) -> str:
-    if proc.pid == root_pid:
+def _role(pid: int, name: str, cmdline: list[str], root_pid: int) -> str:
+    if pid == root_pid:
         return "main"
     text = " ".join(cmdline)
     if "multiprocessing" in text and "spawn_main" in text:
         return "scheduler"
     if "resource_tracker" in text:
         return "resource_tracker"
-    return proc.name()
+    return name
+
+
+def process_env(pid: int, ppid: int, name: str, cmdline: list[str], environ: dict[str, str],
+                root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> ProcessEnv:
+    """One process's record: its role, its command line, its relevant variables masked."""
+    env = {k: v for k, v in environ.items() if k.startswith(prefixes)}
+    return ProcessEnv(pid=pid, ppid=ppid, role=_role(pid, name, cmdline, root_pid),
+                      cmdline=" ".join(cmdline)[:300], env=dict(sorted(mask_secrets(env).items())))
 
 
 def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv:
@@ -65,12 +73,8 @@ def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv
     processes = []
     for proc in tree:
         try:
-            cmdline = proc.cmdline()
-            env = {k: v for k, v in proc.environ().items() if k.startswith(prefixes)}
-            processes.append(ProcessEnv(pid=proc.pid, ppid=proc.ppid(),
-                                        role=_role(proc, cmdline, root_pid),
-                                        cmdline=" ".join(cmdline)[:300],
-                                        env=dict(sorted(mask_secrets(env).items()))))
+            processes.append(process_env(proc.pid, proc.ppid(), proc.name(), proc.cmdline(),
+                                         proc.environ(), root_pid, prefixes))
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
         except psutil.AccessDenied:
