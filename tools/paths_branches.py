@@ -1,0 +1,117 @@
+"""Older SGLang layouts (before attention_registry.py): the model runner picks the attention
+backend in `if ...attention_backend == "name":` branches. Read which backend modules each branch
+uses, by name or by import, from the code itself. A module used only under a further condition
+(e.g. `if self.server_args.enable_double_sparsity:`) is recorded with it, so the log's
+server_args can decide it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from pydantic import BaseModel
+
+RUNNER = "srt/model_executor/model_runner.py"
+ATTENTION_PKG = "sglang.srt.layers.attention."
+
+
+class Condition(BaseModel):
+    """A backend module used only when a further test holds (or fails: `when` False)."""
+
+    module: str
+    test: str  # as written
+    flag: str | None  # the server_args field the test reads, when it is that simple
+    when: bool
+
+    def holds(self, server_args: dict) -> bool | None:
+        """Whether the module is used, by the log's server_args; None if they cannot tell."""
+        if self.flag is None or self.flag not in server_args:
+            return None
+        value = server_args[self.flag]
+        truthy = value not in (False, None, 0, "", "False", "None", "0")
+        return truthy == self.when
+
+
+class Registration(BaseModel):
+    backend: str
+    source: str  # package-relative file holding the selection
+    line: int
+    selector: str  # the code that selects it, as written
+    modules: list[str]  # package-relative backend files it uses
+    conditional: list[Condition] = []  # used only under a further condition
+
+
+def module_file(module: str) -> str:
+    return "srt/" + module.removeprefix("sglang.srt.").replace(".", "/") + ".py"
+
+
+def _backends(test: ast.expr) -> list[str]:
+    """The backend names a test compares `...attention_backend` with (== or in)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return []
+    left = test.left
+    name = getattr(left, "attr", None) or getattr(left, "id", "")
+    if not name.endswith("attention_backend"):
+        return []
+    right = test.comparators[0]
+    if isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant):
+        return [str(right.value)]
+    if isinstance(test.ops[0], ast.In) and isinstance(right, ast.Tuple | ast.List | ast.Set):
+        return [str(e.value) for e in right.elts if isinstance(e, ast.Constant)]
+    return []
+
+
+def _flag(test: ast.expr) -> tuple[str | None, bool]:
+    """`server_args.NAME` -> (NAME, True); `not server_args.NAME` -> (NAME, False)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        name, when = _flag(test.operand)
+        return name, not when
+    if isinstance(test, ast.Attribute):
+        owner = test.value
+        if (getattr(owner, "attr", None) or getattr(owner, "id", "")) == "server_args":
+            return test.attr, True
+    return None, True
+
+
+def _uses(stmts: list[ast.stmt], names: dict[str, str], under: tuple[ast.expr, bool] | None,
+          direct: set[str], conditional: dict[str, Condition]) -> None:
+    for stmt in stmts:
+        if isinstance(stmt, ast.If) and not _backends(stmt.test):
+            _uses(stmt.body, names, (stmt.test, True), direct, conditional)
+            _uses(stmt.orelse, names, (stmt.test, False), direct, conditional)
+            continue
+        found = {names[n.id] for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in names}
+        found |= {module_file(n.module) for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom)
+                  and (n.module or "").startswith(ATTENTION_PKG)}
+        for module in found:
+            if under is None:
+                direct.add(module)
+            else:
+                flag, when = _flag(under[0])
+                conditional.setdefault(module, Condition(
+                    module=module, test=ast.unparse(under[0]), flag=flag,
+                    when=when if under[1] else not when))
+
+
+def read_branches(pkg: Path) -> list[Registration]:
+    path = pkg / RUNNER
+    if not path.exists():
+        return []
+    tree = ast.parse(path.read_text(errors="replace"))
+    names = {alias.asname or alias.name: module_file(node.module)
+             for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+             and (node.module or "").startswith(ATTENTION_PKG) for alias in node.names}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If):
+            for backend in _backends(node.test):
+                direct: set[str] = set()
+                conditional: dict[str, Condition] = {}
+                _uses(node.body, names, None, direct, conditional)
+                found.append(Registration(backend=backend, source=RUNNER, line=node.lineno,
+                                          selector=f"if {ast.unparse(node.test)}",
+                                          modules=sorted(direct), conditional=[
+                                              c for m, c in sorted(conditional.items())
+                                              if m not in direct]))
+    return found
