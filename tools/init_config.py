@@ -47,6 +47,10 @@ warmup = 2
 max_launches = 40
 max_minutes = 240
 
+# [host]            # optional: the repository and GPUs are on another machine, over SSH
+# ssh = "me@gpu-node"   # user@host[:port] or a ~/.ssh/config alias; [target] repo is its path
+# python = "python3"    # the node's Python
+
 # [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
 # base_url = "http://127.0.0.1:30001/v1"
 # model = "..."
