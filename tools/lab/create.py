@@ -12,7 +12,7 @@ from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, locate_hunks, prepare_dir
 from tools.lab.truth import Truth, save_truth
 
-KINDS = ("seed", "random")
+KINDS = ("seed", "random", "transformers")
 
 
 class LabInfo(BaseModel):
@@ -46,6 +46,10 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
             expected=SEED_EXPECTED,
         )
         n_changes = len(SEED_CHANGES)
+    elif kind == "transformers":
+        from tools.lab.transformers_lab import build_transformers_lab
+
+        truth, config, n_changes = build_transformers_lab(dest)
     else:
         from tools.lab.random_scenario import build_random
 

@@ -1,0 +1,42 @@
+"""A real regression in real code: transformers' assisted generation, copied from the installed
+package into a lab repository and investigated on the CPU like any target."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tools.lab.truth import load_truth
+
+
+def _git(lab: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(lab), *args], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path: Path) -> None:
+    lab = tmp_path / "transformers-lab"
+    done = run_cli("lab", "create", "transformers", str(lab), timeout=300)
+    assert done.returncode == 0, done.stderr
+    before = (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"),
+              _git(lab, "diff"))
+    done = run_cli("investigate", "--symptom", "per token 40ms", "--json", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    truth = load_truth(lab)
+    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)[
+        "candidates"]}
+    assert result["status"] == "confirmed", result["notes"]
+    named = [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]]
+    assert named == [(e.file, e.hunk) for e in truth.culprits]
+    assert result["metric"]["name"] == "ms_per_token"
+    assert result["metric"]["bad"] > 2 * result["metric"]["good"]
+    dropped = {Path(d["file"]).name: " ".join(d["evidence"]) for d in result["dropped"]}
+    for never_run in ("msa_attention.py", "modeling_mistral.py"):
+        assert "was not imported by any of the" in dropped[never_run]
+    assert "comments/docstrings" in dropped["utils.py"]
+    assert (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"),
+            _git(lab, "diff")) == before
+    assert _git(lab, "worktree", "list").count("\n") == 1
