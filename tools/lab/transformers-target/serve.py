@@ -32,7 +32,8 @@ def build(shape: tuple[int, int, int, int], vocab: int, seed: int, device: str,
                          num_hidden_layers=layers, num_attention_heads=heads,
                          num_key_value_heads=heads, max_position_embeddings=4096,
                          attn_implementation="sdpa")
-    return LlamaForCausalLM(config).to(device=device, dtype=dtype).eval()
+    with torch.device(device):  # random init where it runs: seconds, not a minute, on a GPU
+        return LlamaForCausalLM(config).to(dtype=dtype).eval()
 
 
 class Generator:
