@@ -16,7 +16,7 @@ lab_app = typer.Typer(help="Lab targets: SGLang-shaped repos with known regressi
 @lab_app.command("create")
 def lab_create(
     kind: Annotated[str, typer.Argument(help="seed | random | transformers (a copy of the "
-                                         "installed transformers, needs torch)")],
+                                         "installed transformers) | tp (2 ranks; torch)")],
     directory: Annotated[Path, typer.Argument(help="A new or empty folder.")],
     seed: Annotated[int | None, typer.Option(help="Scenario seed (random labs).")] = None,
     noise: Annotated[float | None, typer.Option(

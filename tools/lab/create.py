@@ -12,7 +12,7 @@ from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, locate_hunks, prepare_dir
 from tools.lab.truth import Truth, save_truth
 
-KINDS = ("seed", "random", "transformers")
+KINDS = ("seed", "random", "transformers", "tp")
 
 
 class LabInfo(BaseModel):
@@ -46,6 +46,10 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
             expected=SEED_EXPECTED,
         )
         n_changes = len(SEED_CHANGES)
+    elif kind == "tp":
+        from tools.lab.tp_lab import build_tp_lab
+
+        truth, config, n_changes = build_tp_lab(dest)
     elif kind == "transformers":
         from tools.lab.transformers_lab import build_transformers_lab
 

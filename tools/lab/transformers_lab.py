@@ -15,10 +15,8 @@ import re
 import shutil
 from pathlib import Path
 
-import git
-
 from tools.lab.changes import Change, LabError
-from tools.lab.tree import LAB_ACTOR, LAB_DATE, locate_hunks
+from tools.lab.tree import commit_good, locate_hunks
 from tools.lab.truth import Truth
 
 FILES = Path(__file__).parent / "transformers-target"
@@ -110,12 +108,7 @@ def build_transformers_lab(dest: Path, requests: int = 5) -> tuple[Truth, Path, 
     shutil.copytree(source, dest / PKG, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("serve.py", "bench.py"):
         shutil.copyfile(FILES / name, dest / name)
-    (dest / ".gitignore").write_text("__pycache__/\n*.pyc\ndebug-agent.toml\n")
-    repo = git.Repo.init(dest, initial_branch="main")
-    repo.git.add(A=True)
-    repo.index.commit(f"transformers {version} and the assisted-generation server: known good",
-                      author=LAB_ACTOR, committer=LAB_ACTOR, author_date=LAB_DATE,
-                      commit_date=LAB_DATE)
+    repo = commit_good(dest, f"transformers {version} and the assisted-generation server")
     changes = [CULPRIT, *DECOYS]
     for change in changes:
         try:

@@ -18,11 +18,11 @@ LAB_ACTOR = git.Actor("debug-agent lab", "lab@debug-agent.invalid")
 LAB_DATE = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
 
-def _copy_template(dest: Path) -> None:
-    for src in sorted(TEMPLATE.rglob("*.py")):
+def _copy_template(dest: Path, template: Path) -> None:
+    for src in sorted(template.rglob("*.py")):
         if "__pycache__" in src.parts:
             continue
-        target = dest / src.relative_to(TEMPLATE)
+        target = dest / src.relative_to(template)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, target)
 
@@ -33,16 +33,24 @@ def prepare_dir(dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
 
 
-def build_repo(dest: Path, changes: list[Change], base_changes: list[Change] = ()) -> git.Repo:
-    """Template (+ base_changes) committed as HEAD; `changes` applied to the working tree."""
-    _copy_template(dest)
-    for change in base_changes:
-        change.apply(dest)
+def commit_good(dest: Path, message: str) -> git.Repo:
+    """Everything in `dest` committed as the known-good HEAD (fixed author and date)."""
     (dest / ".gitignore").write_text("__pycache__/\n*.pyc\ndebug-agent.toml\n.debug-agent-logs/\n")
     repo = git.Repo.init(dest, initial_branch="main")
     repo.git.add(A=True)
-    repo.index.commit("sglang 0.5.23 (lab): known-good state", author=LAB_ACTOR,
-                      committer=LAB_ACTOR, author_date=LAB_DATE, commit_date=LAB_DATE)
+    repo.index.commit(message, author=LAB_ACTOR, committer=LAB_ACTOR, author_date=LAB_DATE,
+                      commit_date=LAB_DATE)
+    return repo
+
+
+def build_repo(dest: Path, changes: list[Change], base_changes: list[Change] = (),
+               template: Path = TEMPLATE,
+               message: str = "sglang 0.5.23 (lab): known-good state") -> git.Repo:
+    """Template (+ base_changes) committed as HEAD; `changes` applied to the working tree."""
+    _copy_template(dest, template)
+    for change in base_changes:
+        change.apply(dest)
+    repo = commit_good(dest, message)
     new_files = []
     for change in changes:
         if not (dest / change.file).exists():

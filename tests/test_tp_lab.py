@@ -1,0 +1,39 @@
+"""The seed's all-reduce regression on a real 2-rank tensor-parallel server (torch.distributed,
+gloo on the CPU): NCCL tuning that reaches both ranks is told apart from the real culprit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import repo_fingerprint, run_cli
+from tools.lab.truth import load_truth
+
+
+def test_two_ranks_allreduce_culprit_confirmed_nccl_env_cleared(tmp_path: Path) -> None:
+    lab = tmp_path / "tp-lab"
+    assert run_cli("lab", "create", "tp", str(lab)).returncode == 0
+    before = repo_fingerprint(lab)
+    done = run_cli("investigate", "--symptom", "verify 90ms", "--json", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)[
+        "candidates"]}
+    truth = load_truth(lab)
+    assert [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]] == [
+        (e.file, e.hunk) for e in truth.culprits]
+    assert result["metric"]["bad"] > 2 * result["metric"]["good"]
+    dropped = {d["file"]: " ".join(d["evidence"]) for d in result["dropped"]}
+    assert "was not imported by any of the" in dropped["tpserve/attention/flash.py"]
+    assert "attention_backend='sdpa'" in dropped["tpserve/attention/flash.py"]
+    cleared = {diff[c["candidate"]]["file"]: " ".join(c["evidence"]) for c in result["cleared"]}
+    for nccl in ("sitecustomize.py", "tpserve/launch.py"):
+        assert "NCCL_PROTO=LL: reached 2/2 scheduler processes" in cleared[nccl]
+        assert "NCCL_ALGO=Ring: reached 2/2 scheduler processes" in cleared[nccl]
+        assert "explains none of the gap" in cleared[nccl]
+    assert repo_fingerprint(lab) == before
+    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
+                               text=True).stdout
+    assert worktrees.count("\n") == 1

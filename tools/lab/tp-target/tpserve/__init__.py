@@ -1,0 +1,1 @@
+"""A tensor-parallel decoder served over HTTP, with speculative decoding (lab target)."""
