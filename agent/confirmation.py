@@ -58,6 +58,14 @@ def plan(state: InvestigationState) -> Request | None:
         return request(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
     if _needs_launch(state, conf.apply_key, True):
         return request(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
+    for ref_key, key, apply_side in ((state.bad_key, conf.apply_key, True),
+                                     (state.good_key, conf.revert_key, False)):
+        ref = state.configs[ref_key]
+        if len(ref.values) < 2 and _verdict(state, key, apply_side) == "partial":
+            # a share of a gap whose end was measured once may be that launch's luck (a cold
+            # first launch, an instrumented one): measure that end again before believing it
+            return request(state, ref_key, f"confirm: replicate {ref.label}, measured once, "
+                                           f"before taking {state.configs[key].label} as partial")
     if not noise_is_measured(state):
         # replicates of the two counterfactuals (equal to the references) measure the noise
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
