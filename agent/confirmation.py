@@ -16,6 +16,7 @@ from agent.levels import (
     between,
     ensure_config,
     noise_is_measured,
+    replicate,
     request,
 )
 from agent.state import Confirmation, InvestigationState, Request, Task
@@ -49,15 +50,20 @@ def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool
             and len(config.values) < MAX_LAUNCHES_PER_CONFIG)
 
 
+def _launch(state: InvestigationState, key: str, why: str) -> Request:
+    """A first launch of `key`, or a replicate (of it, or of a less-measured reference)."""
+    return replicate(state, key, why) if state.configs[key].values else request(state, key, why)
+
+
 def plan(state: InvestigationState) -> Request | None:
     conf = state.confirmation
     assert conf is not None
     revert, apply = state.configs[conf.revert_key], state.configs[conf.apply_key]
     names = ", ".join(conf.culprits)
     if _needs_launch(state, conf.revert_key, False):
-        return request(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
+        return _launch(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
     if _needs_launch(state, conf.apply_key, True):
-        return request(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
+        return _launch(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
     for ref_key, key, apply_side in ((state.bad_key, conf.apply_key, True),
                                      (state.good_key, conf.revert_key, False)):
         ref = state.configs[ref_key]
@@ -72,7 +78,7 @@ def plan(state: InvestigationState) -> Request | None:
         return request(state, key, f"confirm: replicate {state.configs[key].label}")
     for member, key in conf.drop_keys.items():
         if _needs_launch(state, key, True):
-            return request(state, key, f"confirm: is {member} needed? apply all the others "
+            return _launch(state, key, f"confirm: is {member} needed? apply all the others "
                                        "to good")
     return None
 

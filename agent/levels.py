@@ -74,6 +74,21 @@ def between(state: InvestigationState, key: str, low_key: str, high_key: str) ->
     return score(c.values, low.values, high.values, noise(state))
 
 
+def replicate(state: InvestigationState, key: str, why: str) -> Request:
+    """Another launch for an unclear `key`, or first for a reference measured less often.
+
+    An unclear verdict is as much about the two ends as about `key`: a reference measured once
+    (a cold first launch, say) keeps every comparison against it unclear however often `key`
+    is repeated, so the ends are kept at least as replicated as what is compared with them.
+    """
+    refs = sorted((state.bad_key, state.good_key), key=lambda k: len(state.configs[k].values))
+    ref = state.configs[refs[0]]
+    if len(ref.values) < len(state.configs[key].values):
+        return request(state, ref.key, f"replicate {ref.label} (measured {len(ref.values)}x) "
+                                       f"before judging {state.configs[key].label} again")
+    return request(state, key, why)
+
+
 def restored(state: InvestigationState, key: str) -> float:
     """Fraction of the bad-to-good gap that config `key` restores (0 = bad, 1 = good)."""
     b = state.configs[state.bad_key].mean

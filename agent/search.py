@@ -15,7 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, ensure_config, held, request
+from agent.levels import (
+    MAX_LAUNCHES_PER_CONFIG,
+    between,
+    ensure_config,
+    held,
+    replicate,
+    request,
+)
 from agent.state import Finding, InvestigationState, Request, Task
 
 DOMINANT = 0.5  # a candidate with this share of the mass is tried alone first
@@ -130,8 +137,9 @@ def plan(state: InvestigationState, chooser: Chooser | None = None) -> Request |
                                  and len(config.values) < MAX_LAUNCHES_PER_CONFIG):
             half = task.first if task.stage == "first" else task.second
             verb = "revert" if task.kind == "locate" else "apply"
-            return request(state, key or "", f"search: {verb} {{{', '.join(half)}}} "
-                                             f"({config.label})")
+            why = f"search: {verb} {{{', '.join(half)}}} ({config.label})"
+            return (replicate(state, key or "", why) if config.values
+                    else request(state, key or "", why))
         judge(state, task, key or "")
     return None
 

@@ -19,6 +19,7 @@ python3 -m agent lab create transformers "$lab"
 cd "$lab"
 start=$(date +%s)
 python3 -m agent investigate --symptom "${SYMPTOM:-per token 10ms}" --json \
+  ${MAX_LAUNCHES:+--max-launches "$MAX_LAUNCHES"} \
   > "$out/result.json" 2> "$out/investigate.log" || true
 echo "wall $(( $(date +%s) - start )) s" | tee -a "$out/machine.txt"
 session=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['session_dir'])" \
