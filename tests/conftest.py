@@ -73,6 +73,13 @@ def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path
     return copy
 
 
+def only_main_worktree(repo: Path) -> bool:
+    """No scratch worktree is left: `git worktree list` shows the main one alone."""
+    listing = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True,
+                             text=True, check=True).stdout
+    return listing.count("\n") == 1
+
+
 def repo_fingerprint(repo: Path) -> str:
     """Everything of a repository the user owns: tree files, index, HEAD, refs, stash."""
     digest = hashlib.sha256()

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import repo_fingerprint, run_cli
+from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
 from tools.lab.create import create_lab
 from tools.lab.random_scenario import draw_scenario
 from tools.lab.truth import load_truth
@@ -63,9 +62,7 @@ def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -
         assert "NCCL_PROTO=LL: reached 8/8 scheduler processes" in cleared[patch]
         assert "explains none of the gap" in cleared[patch]
     assert repo_fingerprint(lab) == before
-    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
-                               text=True).stdout
-    assert worktrees.count("\n") == 1
+    assert only_main_worktree(lab)
     session = Path(result["session_dir"])
     assert "parallel_state" in (session / "report.md").read_text()
     lines = (session / "transcript.jsonl").read_text().splitlines()

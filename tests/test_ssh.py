@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import repo_fingerprint, run_cli
+from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
 from tests.sshd import Sshd, sshd  # noqa: F401 (the fixture)
 from tools.lab.create import create_lab
 
@@ -127,9 +127,7 @@ def test_investigation_on_the_node_matches_the_local_one(sshd: Sshd, lab: Path, 
     assert logs and all("Uvicorn running" in log.read_text() or log.stat().st_size > 0
                         for log in logs)  # the node's server logs, copied back
     assert repo_fingerprint(lab) == before
-    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
-                               text=True).stdout
-    assert worktrees.count("\n") == 1
+    assert only_main_worktree(lab)
     assert _wait(lambda: not _run_processes(), 10)
 
 
@@ -156,9 +154,7 @@ def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(sshd: Sshd, lab:
         agent.send_signal(signal.SIGKILL)  # no finally runs: only the TCP connection closes
         agent.wait()
     assert _wait(lambda: not _run_processes(), 15), [p.cmdline() for p in _run_processes()]
-    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
-                               text=True).stdout
-    assert worktrees.count("\n") == 1
+    assert only_main_worktree(lab)
 
 
 def test_dropped_connection_discards_the_experiment_and_runs_it_again(

@@ -4,10 +4,9 @@ gloo on the CPU): NCCL tuning that reaches both ranks is told apart from the rea
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from tests.conftest import repo_fingerprint, run_cli
+from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
 from tools.lab.truth import load_truth
 
 
@@ -34,6 +33,4 @@ def test_two_ranks_allreduce_culprit_confirmed_nccl_env_cleared(tmp_path: Path) 
         assert "NCCL_ALGO=Ring: reached 2/2 scheduler processes" in cleared[nccl]
         assert "explains none of the gap" in cleared[nccl]
     assert repo_fingerprint(lab) == before
-    worktrees = subprocess.run(["git", "-C", str(lab), "worktree", "list"], capture_output=True,
-                               text=True).stdout
-    assert worktrees.count("\n") == 1
+    assert only_main_worktree(lab)

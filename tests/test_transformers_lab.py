@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.conftest import only_main_worktree, run_cli
 from tools.lab.truth import load_truth
 
 
@@ -39,4 +39,4 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
     assert "comments/docstrings" in dropped["utils.py"]
     assert (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"),
             _git(lab, "diff")) == before
-    assert _git(lab, "worktree", "list").count("\n") == 1
+    assert only_main_worktree(lab)
