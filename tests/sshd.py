@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from tools.server import free_port
+
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
 
@@ -35,12 +37,6 @@ def _keygen(path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     if not Path(SSHD).exists():  # .ci/run installs openssh-server: in CI this never happens
@@ -49,7 +45,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     for name in ("host_key", "user_key", "wrong_key"):
         _keygen(folder / name)
     shutil.copy(folder / "user_key.pub", folder / "authorized_keys")
-    port = _free_port()
+    port = free_port()
     (folder / "sshd_config").write_text(f"""\
 Port {port}
 ListenAddress 127.0.0.1

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from tools.argv import set_option
 from tools.bench import Metric, RequestSample
-from tools.candidates import Candidate, CandidateSet, open_repo
+from tools.candidates import Candidate, CandidateSet
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.import_trace import ImportTrace
@@ -134,7 +134,7 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
     measured, logs = [], []
     with open_node(config, config_dir, out_dir) as node, node.worktree(
             cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch") as tree:
-        cwd = tree / _subdir(config, config_dir)
+        cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
         for i in range(launches):
             log = out_dir / f"server-{i + 1}.log"
@@ -160,17 +160,6 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
         worker_env=measured[-1].worker_env, model_info=measured[-1].model_info,
         import_trace=imports,
         wall_s=time.monotonic() - start)
-
-
-def _subdir(config: TargetConfig, config_dir: Path) -> Path:
-    """Where the config sits inside the repository: commands run there in the worktree too."""
-    if config.host is not None:
-        return Path(".")
-    root = Path(open_repo(config_dir / config.target.repo).working_tree_dir or ".")
-    try:
-        return config_dir.resolve().relative_to(root.resolve())
-    except ValueError:
-        return Path(".")
 
 
 def _trace_waiter(node: Node) -> Callable[[int], None]:

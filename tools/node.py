@@ -23,6 +23,7 @@ from tools.worktree import reap_stale_worktrees, scratch_worktree
 
 class Node(Protocol):
     python: str  # what {python} stands for
+    subdir: PurePath  # where commands run inside a worktree (the config's place in the repo)
 
     def free_port(self) -> int: ...
 
@@ -50,10 +51,12 @@ class Node(Protocol):
 class LocalNode:
     """This machine: the repository is `repo_root`, artifacts go straight to `out_dir`."""
 
-    def __init__(self, python: str, repo_root: Path, out_dir: Path) -> None:
+    def __init__(self, python: str, repo_root: Path, out_dir: Path,
+                 subdir: Path = Path(".")) -> None:
         self.python = python
         self.repo_root = repo_root
         self.trace_dir = out_dir / "imports"
+        self.subdir = subdir
 
     def free_port(self) -> int:
         return free_port()
@@ -104,7 +107,11 @@ def open_node(config: TargetConfig, config_dir: Path, out_dir: Path) -> Iterator
         root = Path(open_repo(config_dir / config.target.repo).working_tree_dir or ".")
         reap_stale_servers()  # left by an agent that was killed
         reap_stale_worktrees(root)
-        yield LocalNode(config.python, root, out_dir)
+        try:  # commands run where the config sits inside the repository, in the worktree too
+            subdir = config_dir.resolve().relative_to(root.resolve())
+        except ValueError:
+            subdir = Path(".")
+        yield LocalNode(config.python, root, out_dir, subdir)
         return
     from tools.node_remote import remote_node
 

@@ -20,12 +20,14 @@ from tools.server import ServerInfo, wait_ready
 from tools.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.ssh_tunnel import forwarded_port
 from tools.worker_env import WorkerEnv, process_env
+from tools.worktree import join_patches
 
 
 class RemoteNode:
     def __init__(self, config: TargetConfig, host: SSHHost, supervisor: RemoteSupervisor,
                  out_dir: Path) -> None:
         self.python = config.python
+        self.subdir = PurePosixPath(".")  # [target] repo names the repository itself
         self.host = host
         self.sup = supervisor
         self.repo = config.target.repo
@@ -40,7 +42,7 @@ class RemoteNode:
     def worktree(self, good_sha: str, patches: list[str],
                  keep_patch: Path) -> Iterator[PurePosixPath]:
         """The supervisor removes the worktree when the experiment's supervisor closes."""
-        patch = "".join(p if p.endswith("\n") else p + "\n" for p in patches)
+        patch = join_patches(patches)
         if patch:
             keep_patch.parent.mkdir(parents=True, exist_ok=True)
             keep_patch.write_text(patch)

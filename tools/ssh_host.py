@@ -61,9 +61,8 @@ def resolve(host: HostSection) -> Endpoint:
     identities = [host.identity] if host.identity else found.get("identityfile", [])
     known = [str(Path.home() / ".ssh" / "known_hosts"), *found.get("userknownhostsfile", "")
              .split(), *([host.known_hosts] if host.known_hosts else [])]
-    for path in identities if host.identity else []:
-        if not Path(path).expanduser().is_file():
-            raise HostError(f"[host] identity file {path} not found")
+    if host.identity and not Path(host.identity).expanduser().is_file():
+        raise HostError(f"[host] identity file {host.identity} not found")
     return Endpoint(alias=alias, hostname=found.get("hostname", alias),
                     user=user or found.get("user") or os.environ.get("USER", "root"),
                     port=int(port or found.get("port", 22)),

@@ -57,6 +57,11 @@ def reap_stale_worktrees(repo_dir: Path) -> list[StaleWorktree]:
     return stale
 
 
+def join_patches(patches: list[str]) -> str:
+    """One patch for `git apply` from single-hunk patches (each ends with a newline)."""
+    return "".join(p if p.endswith("\n") else p + "\n" for p in patches)
+
+
 @contextmanager
 def scratch_worktree(repo_dir: Path, good_sha: str, patches: list[str],
                      keep_patch: Path | None = None) -> Iterator[Path]:
@@ -67,7 +72,7 @@ def scratch_worktree(repo_dir: Path, good_sha: str, patches: list[str],
                       str(path), good_sha)
     try:
         if patches:
-            patch_text = "".join(p if p.endswith("\n") else p + "\n" for p in patches)
+            patch_text = join_patches(patches)
             patch_file = (keep_patch or path.parent / f"{path.name}.patch").resolve()
             patch_file.parent.mkdir(parents=True, exist_ok=True)
             patch_file.write_text(patch_text)

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from tools.lab.changes import LabError
 from tools.lab.seed import SEED_CHANGES, SEED_EXPECTED
 from tools.lab.target_config import lab_env, write_target_config
-from tools.lab.tree import build_repo, locate_hunks, prepare_dir
+from tools.lab.tree import build_repo, hunk_truth, prepare_dir
 from tools.lab.truth import Truth, save_truth
 
 KINDS = ("seed", "random", "transformers", "tp")
@@ -33,15 +33,13 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
         raise LabError("'lab create random' needs --seed N")
     prepare_dir(dest)
     if kind == "seed":
-        repo = build_repo(dest, SEED_CHANGES)
-        entries = locate_hunks(repo, SEED_CHANGES)
+        culprits, decoys = hunk_truth(build_repo(dest, SEED_CHANGES), SEED_CHANGES)
         config = write_target_config(dest, "the seed lab (EAGLE-3 verify 19 ms -> 29 ms)",
                                      lab_env(noise))
         truth = Truth(
             scenario="seed",
-            culprits=[e for e, c in zip(entries, SEED_CHANGES, strict=True)
-                      if c.role == "culprit"],
-            decoys=[e for e, c in zip(entries, SEED_CHANGES, strict=True) if c.role == "decoy"],
+            culprits=culprits,
+            decoys=decoys,
             regression=True,
             expected=SEED_EXPECTED,
         )

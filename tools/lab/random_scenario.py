@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from tools.lab import library
 from tools.lab.changes import Change, EnvChange
 from tools.lab.target_config import lab_env, write_target_config
-from tools.lab.tree import build_repo, locate_hunks
+from tools.lab.tree import build_repo, hunk_truth
 from tools.lab.truth import Truth, TruthEntry
 
 # how the regression happens, and how often each shape is drawn
@@ -61,21 +61,17 @@ def _env_entry(change: EnvChange) -> TruthEntry:
 
 def build_random(dest: Path, seed: int, noise: float | None) -> tuple[Truth, Path, int]:
     scenario = draw_scenario(seed)
-    repo = build_repo(dest, scenario.changes)
-    hunks = locate_hunks(repo, scenario.changes)
+    culprits, decoys = hunk_truth(build_repo(dest, scenario.changes), scenario.changes)
     base_env = lab_env(noise)
     bad_env = {**base_env, **{e.name: e.value for e in scenario.env}}
     config = write_target_config(
         dest, f"generated lab, seed {seed}", bad_env,
         baseline_env=base_env if scenario.env else None, symptom=None)
-    pairs = list(zip(hunks, scenario.changes, strict=True))
     truth = Truth(
         scenario=f"random:{scenario.shape}",
         seed=seed,
-        culprits=[h for h, c in pairs if c.role == "culprit"]
-        + [_env_entry(e) for e in scenario.env if e.role == "culprit"],
-        decoys=[h for h, c in pairs if c.role == "decoy"]
-        + [_env_entry(e) for e in scenario.env if e.role == "decoy"],
+        culprits=culprits + [_env_entry(e) for e in scenario.env if e.role == "culprit"],
+        decoys=decoys + [_env_entry(e) for e in scenario.env if e.role == "decoy"],
         regression=scenario.shape != "control",
         expected={},
     )

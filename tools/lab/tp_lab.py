@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.lab.changes import Change
-from tools.lab.tree import build_repo, locate_hunks
+from tools.lab.tree import build_repo, hunk_truth
 from tools.lab.truth import Truth
 
 TEMPLATE = Path(__file__).parent / "tp-target"
@@ -99,11 +99,9 @@ default = "verify 60ms"
 def build_tp_lab(dest: Path) -> tuple[Truth, Path, int]:
     repo = build_repo(dest, CHANGES, template=TEMPLATE,
                       message="tpserve: tensor-parallel speculative decoding, known good")
-    entries = locate_hunks(repo, CHANGES)
+    culprits, decoys = hunk_truth(repo, CHANGES)
     config = dest / "debug-agent.toml"
     config.write_text(CONFIG)
-    truth = Truth(scenario="tp", culprits=[e for e, c in zip(entries, CHANGES, strict=True)
-                                           if c.role == "culprit"],
-                  decoys=[e for e, c in zip(entries, CHANGES, strict=True)
-                          if c.role == "decoy"], regression=True, expected={})
+    truth = Truth(scenario="tp", culprits=culprits, decoys=decoys, regression=True,
+                  expected={})
     return truth, config, len(CHANGES)

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from tools.lab.changes import Change, LabError
-from tools.lab.tree import commit_good, locate_hunks
+from tools.lab.tree import commit_good, hunk_truth
 from tools.lab.truth import Truth
 
 FILES = Path(__file__).parent / "transformers-target"
@@ -116,9 +116,9 @@ def build_transformers_lab(dest: Path, requests: int = 5) -> tuple[Truth, Path, 
         except LabError:
             raise LabError(f"transformers {version}: {change.file} lacks the code the "
                            f"{change.kind!r} change edits (this lab knows 5.17)") from None
-    entries = locate_hunks(repo, changes)
+    culprits, decoys = hunk_truth(repo, changes)
     config = dest / "debug-agent.toml"
     config.write_text(CONFIG.format(version=version, requests=requests))
-    truth = Truth(scenario=f"transformers {version}", culprits=entries[:1], decoys=entries[1:],
+    truth = Truth(scenario=f"transformers {version}", culprits=culprits, decoys=decoys,
                   regression=True, expected={})
     return truth, config, len(changes)

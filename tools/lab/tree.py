@@ -81,3 +81,11 @@ def locate_hunks(repo: git.Repo, changes: list[Change]) -> list[TruthEntry]:
         entries.append(TruthEntry(file=change.file, hunk=header, marker=marker.strip(),
                                   kind=change.kind, why=change.why))
     return entries
+
+
+def hunk_truth(repo: git.Repo, changes: list[Change]) -> tuple[list[TruthEntry],
+                                                                list[TruthEntry]]:
+    """The hunks of `changes` in `git diff HEAD`: (culprits, decoys)."""
+    pairs = list(zip(locate_hunks(repo, changes), changes, strict=True))
+    return ([e for e, c in pairs if c.role == "culprit"],
+            [e for e, c in pairs if c.role == "decoy"])
