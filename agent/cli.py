@@ -25,10 +25,12 @@ register_tool_commands(app)
 register_session_commands(app)
 
 
+SymptomOpt = Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')]
+
+
 @app.command()
 def investigate(
-    symptom: Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')
-                       ] = None,
+    symptom: SymptomOpt = None,
     resume: Annotated[str | None, typer.Option(help="Continue a killed session (its id).")
                       ] = None,
     good: Annotated[str | None, typer.Option(help="Known-good git ref (default: the "
@@ -80,8 +82,7 @@ def investigate(
 
 @app.command()
 def chat(
-    symptom: Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')
-                       ] = None,
+    symptom: SymptomOpt = None,
     resume: Annotated[str | None, typer.Option(help="Continue any saved session (its id).")
                       ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Launch without asking.")] = False,
