@@ -160,15 +160,16 @@ class Chat:
         result = run_experiment(runner.config, runner.config_dir, runner.cands, spec, s.metric,
                                 out)
         b, g = s.configs[s.bad_key].mean, s.configs[s.good_key].mean
-        share = (b - result.metric.median) / (b - g) if b != g else 0.0
+        value = runner.value_of(result, s)
+        share = (b - value) / (b - g) if b != g else 0.0
         text = (f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
-                f"{result.metric.median:.3g} {s.symptom.unit}, {share:.0%} of the gap restored")
+                f"{value:.3g} {s.symptom.unit}, {share:.0%} of the gap restored")
         if watch:
             schedulers = [p for p in result.worker_env.processes if p.role == "scheduler"]
             arrived = sum(p.env.get(watch[0]) == watch[1] for p in schedulers)
             text += f"; it reached {arrived}/{len(schedulers)} scheduler processes"
         self.ctx.transcript.event("chat", "experiment", text, spec=spec.model_dump(),
-                                  value=result.metric.median)  # the echo shows it
+                                  value=value)  # the echo shows it
 
     def handle(self, line: str) -> bool:
         """One user line; False to leave."""

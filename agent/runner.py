@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.state import Config, InvestigationState, Launch
+from agent.stats import launch_value
 from tools.candidates import CandidateSet
 from tools.config import TargetConfig
 from tools.experiment import ExperimentResult, ExperimentSpec, run_experiment
@@ -31,6 +32,10 @@ class Runner:
         result = run_experiment(self.config, self.config_dir, self.cands, spec, state.metric,
                                 out, trace=trace, on_phase=self.on_phase,
                                 on_request=self.on_request)
-        launch = Launch(value=result.metric.median, samples=result.metric.samples,
+        launch = Launch(value=self.value_of(result, state), samples=result.metric.samples,
                         log=result.log, request=request)
         return launch, result
+
+    def value_of(self, result: ExperimentResult, state: InvestigationState) -> float:
+        """The launch's one number, as every judgement sees it."""
+        return launch_value(result.metric.samples, self.config.bench.per_launch, state.worse)

@@ -1,7 +1,8 @@
 """The decision rule: launch-to-launch noise, the fraction of the gap a state restores, verdicts.
 
-The unit of evidence is a launch (one statistic per launch: the median over its requests), since
-launch-to-launch noise dominates serving benchmarks and requests within one launch share it.
+The unit of evidence is a launch (one statistic per launch: the median over its requests, or the
+best of them where the config asks), since launch-to-launch noise dominates serving benchmarks
+and requests within one launch share it.
 Noise is the pooled standard deviation of replicated launches (configurations found equivalent
 to a reference pool with it). A state X is scored by r = (bad - X) / (bad - good): 1 restores
 the good value, 0 is still bad. Verdicts need significance and magnitude (as Perfherder does):
@@ -23,6 +24,14 @@ from pydantic import BaseModel
 ALPHA = 0.01
 MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
 Verdict = Literal["restored", "none", "partial", "unknown"]
+
+
+def launch_value(samples: list[float], per_launch: Literal["median", "best"],
+                 worse: Literal["higher", "lower"]) -> float:
+    """One launch's statistic over its requests (`[bench] per_launch`)."""
+    if per_launch == "median":
+        return statistics.median(samples)
+    return min(samples) if worse == "higher" else max(samples)
 
 
 class Noise(BaseModel):

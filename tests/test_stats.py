@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.stats import Noise, calibrate, pooled_noise, score
+from agent.stats import Noise, calibrate, launch_value, pooled_noise, score
 
 BAD = [29.1, 28.8, 29.3]
 GOOD = [19.0, 19.2, 18.9]
@@ -15,6 +15,13 @@ def test_pooled_noise_uses_replicates_only() -> None:
     assert noise.df == 3
     assert noise.sigma == pytest.approx(((2 + 6) / 3) ** 0.5)
     assert pooled_noise([[4.0]], scale=5.0).df == 0
+
+
+def test_a_launch_is_its_median_or_its_best_request() -> None:
+    slowed = [51.1, 59.6, 60.3, 32.3, 28.4]  # an H200 launch whose host slowed for seconds
+    assert launch_value(slowed, "median", worse="higher") == 51.1
+    assert launch_value(slowed, "best", worse="higher") == 28.4
+    assert launch_value([900.0, 450.0, 880.0], "best", worse="lower") == 900.0  # tok/s
 
 
 def test_three_way_verdicts() -> None:

@@ -50,6 +50,10 @@ class BenchSection(_Section):
     output_len: int = Field(default=256, ge=1)
     warmup: int = Field(default=1, ge=0)
     timeout_s: float = 1800.0
+    # a launch's value: the median of its requests, or the best one. "best" suits a host whose
+    # interference only ever slows requests (a shared VM: periods of a 2x slower CPU), but it
+    # hides a regression that slows only some requests
+    per_launch: Literal["median", "best"] = "median"
     # kind = "command": any benchmark command ({base_url}, {port}, {python} are filled in); its
     # metric comes from `metric_regex` (group 1 of each match is one sample) or from the
     # `metric_key` of each record of the JSONL file `metric_jsonl`, or from an

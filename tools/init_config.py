@@ -40,6 +40,8 @@ concurrency = 1
 input_len = 128
 output_len = 256
 warmup = 2
+# per_launch = "best"   # a launch's value is its requests' median; "best" (the fastest request)
+#                       # for a shared VM whose CPU slows for seconds at a time
 # kind = "command": command = "...", metric = "name", and metric_regex = "..." (group 1) or
 # metric_jsonl = "file" with metric_key = "key"
 

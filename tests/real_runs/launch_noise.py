@@ -3,8 +3,7 @@
     python3 tests/real_runs/launch_noise.py [--rounds 3] [--out DIR]     (from the repo root)
 
 Builds the lab, then runs rounds of single-launch `debug-agent experiment`s, one per variant
-(the bad state with the server's steadying on, the same with LAB_STEADY=0, the culprit
-reverted), while the GPU's SM clock (nvidia-smi) and the VM's CPU steal time (/proc/stat) are
+(the bad state, the culprit reverted), while the GPU's SM clock (nvidia-smi) and the VM's CPU steal time (/proc/stat) are
 sampled beside them. Prints one row per launch: its median, the spread of its requests, and the
 clock and steal seen while it ran; then each variant's launch-to-launch spread.
 """
@@ -72,8 +71,7 @@ def main() -> None:
     culprit = load_truth(lab).culprits[0]
     culprit_id = next(c["id"] for c in diff["candidates"]
                       if c["file"] == culprit.file and c["header"] == culprit.hunk)
-    variants = {"bad": [], "bad LAB_STEADY=0": ["--env", "LAB_STEADY=0"],
-                "culprit reverted": ["--revert", culprit_id]}
+    variants = {"bad": [], "culprit reverted": ["--revert", culprit_id]}
 
     stop = threading.Event()
     threading.Thread(target=cpu_steal, args=(args.out / "steal.txt", stop), daemon=True).start()

@@ -3,17 +3,11 @@
 A target and a draft Llama built from configs with seeded random weights (nothing from a hub).
 POST /generate {"prompt_len": P, "new_tokens": N, "seed": S} runs target.generate with the
 draft as assistant model and answers the wall time per generated token. GET /health.
-
-On a GPU, HF's generate is paced by Python on the host CPU (assisted generation cannot use a
-static cache or CUDA graphs), so the server steadies what it can: one pinned core, one intra-op
-thread, and no garbage collection inside a timed request. LAB_STEADY=0 turns that off, to
-measure what it buys (docs/real-runs.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import sys
@@ -42,21 +36,12 @@ def build(shape: tuple[int, int, int, int], vocab: int, seed: int, device: str,
         return LlamaForCausalLM(config).to(dtype=dtype).eval()
 
 
-def pin_to_one_core() -> None:
-    """The same core in every launch: the highest one we may use, away from core 0's interrupts."""
-    core = max(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {core})
-    print(f"pinned to core {core}", flush=True)
-
-
 class Generator:
     def __init__(self, size: str) -> None:
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
-        torch.set_num_threads(1)  # steadier timings beside the benchmark on few cores
-        self.steady = self.device == "cuda" and os.environ.get("LAB_STEADY", "1") != "0"
-        if self.steady:
-            pin_to_one_core()
+        if self.device == "cpu":
+            torch.set_num_threads(1)  # steadier timings beside the benchmark on few cores
         target, draft, self.vocab = SIZES[size]
         self.target = build(target, self.vocab, 0, self.device, dtype)
         self.draft = build(draft, self.vocab, 1, self.device, dtype)
@@ -71,19 +56,12 @@ class Generator:
         ids = torch.randint(0, self.vocab, (1, prompt_len),
                             generator=torch.Generator().manual_seed(seed)).to(self.device)
         self.sync()
-        if self.steady:
-            gc.collect()
-            gc.disable()
         start = time.perf_counter()
-        try:
-            with torch.no_grad():
-                out = self.target.generate(ids, attention_mask=torch.ones_like(ids),
-                                           assistant_model=self.draft,
-                                           max_new_tokens=new_tokens,
-                                           min_new_tokens=new_tokens, do_sample=False)
-            self.sync()
-        finally:
-            gc.enable()
+        with torch.no_grad():
+            out = self.target.generate(ids, attention_mask=torch.ones_like(ids),
+                                       assistant_model=self.draft, max_new_tokens=new_tokens,
+                                       min_new_tokens=new_tokens, do_sample=False)
+        self.sync()
         elapsed = time.perf_counter() - start
         made = out.shape[1] - prompt_len
         return {"ms": elapsed * 1000, "tokens": made, "ms_per_token": elapsed * 1000 / made}
