@@ -3,9 +3,10 @@
     python3 tests/real_runs/launch_noise.py [--rounds 3] [--out DIR]     (from the repo root)
 
 Builds the lab, then runs rounds of single-launch `debug-agent experiment`s, one per variant
-(the bad state, the culprit reverted), while the GPU's SM clock (nvidia-smi) and the VM's CPU steal time (/proc/stat) are
-sampled beside them. Prints one row per launch: its median, the spread of its requests, and the
-clock and steal seen while it ran; then each variant's launch-to-launch spread.
+(the bad state, the culprit reverted), while the GPU's SM clock (nvidia-smi) and the VM's CPU
+steal time (/proc/stat) are sampled beside them. Prints one row per launch: its median, the
+spread of its requests, and the clock and steal seen while it ran; then each variant's
+launch-to-launch spread.
 """
 
 from __future__ import annotations
