@@ -64,7 +64,7 @@ def experiment(
     arg: Annotated[list[str], typer.Option(help='Extra server args, e.g. "--attention-backend '
                                            'flashinfer".')] = [],  # noqa: B006
     samples: Annotated[int | None, typer.Option(min=1, help="Benchmark requests per launch "
-                                                "(default: [bench] requests).")] = None,
+                                                "(default: the config's bench.requests).")] = None,
     launches: Annotated[int, typer.Option(min=1, help="Launches (replicates).")] = 1,
     metric: Annotated[str | None, typer.Option(help="verify_ms | tok_s | tpot_ms | ttft_ms | "
                                                "accept_len (default: from the symptom).")] = None,
