@@ -79,6 +79,13 @@ def _cmdline(proc: psutil.Process) -> str:
         return ""
 
 
+def _cmdline_of(pid: int) -> str:
+    try:
+        return _cmdline(psutil.Process(pid))
+    except psutil.Error:
+        return ""
+
+
 def _start_long_experiment(lab: Path) -> tuple[subprocess.Popen, list[int]]:
     proc = subprocess.Popen([sys.executable, "-m", "agent", "experiment", "--samples", "400"],
                             cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -106,16 +113,31 @@ def test_signal_mid_experiment_cleans_up(busy_lab: Path, sig: int, code: int) ->
     assert repo_fingerprint(busy_lab) == before
 
 
-def test_kill_9_then_next_start_reaps_the_leftovers(busy_lab: Path) -> None:
+def test_kill_9_stops_the_server_at_once_and_next_start_removes_the_worktree(
+        busy_lab: Path) -> None:
     before = repo_fingerprint(busy_lab)
-    proc, server_pids = _start_long_experiment(busy_lab)
-    proc.kill()
+    proc, pids = _start_long_experiment(busy_lab)
+    assert any("group_keeper" in _cmdline_of(pid) for pid in pids)
+    proc.kill()  # no finally runs in the agent: only its server's keeper acts
     proc.wait(timeout=10)
-    time.sleep(0.5)
-    assert live_pids(server_pids), "nothing survived the kill: this test would prove nothing"
+    assert wait_gone(pids, 10) == [], [_cmdline_of(p) for p in live_pids(pids)]
     assert "debug-agent-wt-" in git(busy_lab, "worktree", "list")
     nxt = run_cli("experiment", "--json", "--samples", "1", cwd=busy_lab)
     assert nxt.returncode == 0, nxt.stderr
-    assert wait_gone(server_pids) == []
     assert git(busy_lab, "worktree", "list").count("\n") == 0
     assert repo_fingerprint(busy_lab) == before
+
+
+def test_kill_9_of_agent_and_keeper_then_next_start_reaps_the_server(busy_lab: Path) -> None:
+    proc, pids = _start_long_experiment(busy_lab)
+    keepers = [pid for pid in pids if "group_keeper" in _cmdline_of(pid)]
+    assert keepers
+    for pid in keepers:
+        psutil.Process(pid).kill()
+    proc.kill()
+    proc.wait(timeout=10)
+    time.sleep(0.5)
+    assert live_pids(pids), "nothing survived the kill: this test would prove nothing"
+    nxt = run_cli("experiment", "--json", "--samples", "1", cwd=busy_lab)
+    assert nxt.returncode == 0, nxt.stderr
+    assert wait_gone(pids) == []

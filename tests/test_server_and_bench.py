@@ -103,3 +103,14 @@ def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
     with pytest.raises(BenchError, match="'nope'"):
         run_command_bench(missing, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
                           tmp_path / "b.log")
+
+
+def test_command_bench_timeout_stops_everything_it_started(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    hang = BenchSection(kind="command", metric_regex="(x)", timeout_s=1.0,
+                        command=f"sleep 60 & echo $! > {pidfile}; echo started; sleep 60")
+    with pytest.raises(BenchError, match="timed out after 1 s"):
+        run_command_bench(hang, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
+                          tmp_path / "b.log")
+    assert "started" in (tmp_path / "b.log").read_text()
+    assert wait_gone([int(pidfile.read_text())]) == []

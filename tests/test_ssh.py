@@ -157,6 +157,33 @@ def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(sshd: Sshd, lab:
     assert only_main_worktree(lab)
 
 
+def _with_cmdline(*words: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if all(w in " ".join(proc.cmdline()) for w in words):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def test_supervisor_killed_on_the_node_takes_its_server_along(sshd: Sshd, lab: Path,  # noqa: F811
+                                                             tmp_path: Path) -> None:
+    agent = _start_experiment(tmp_path, sshd, lab)
+    try:
+        assert _wait(_server_up, 60)
+        first = {p.pid for p in _run_processes()}
+        for supervisor in _with_cmdline("remote_helper.py", "supervise"):
+            supervisor.kill()  # its cleanup never runs: the server's keeper must act
+        assert _wait(lambda: not first & {p.pid for p in _run_processes()}, 15)
+    finally:
+        agent.kill()
+        agent.wait()
+    assert _wait(lambda: not _run_processes(), 15)
+    assert _wait(lambda: not _with_cmdline("group_keeper.py"), 10)
+
+
 def test_dropped_connection_discards_the_experiment_and_runs_it_again(
         sshd: Sshd, lab: Path, tmp_path: Path) -> None:  # noqa: F811
     agent = _start_experiment(tmp_path, sshd, lab, "--out", str(tmp_path / "run"))

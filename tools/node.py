@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath
@@ -16,6 +17,7 @@ from typing import Protocol
 
 from tools.config import TargetConfig
 from tools.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
+from tools.procs import start_group, stop_group
 from tools.server import ServerInfo, free_port, reap_stale_servers, running_server
 from tools.worker_env import WorkerEnv, worker_env
 from tools.worktree import reap_stale_worktrees, scratch_worktree
@@ -75,14 +77,19 @@ class LocalNode:
 
     def shell(self, command: str, cwd: PurePath, env: dict[str, str],
               timeout_s: float) -> tuple[int | None, str]:
-        try:
-            done = subprocess.run(command, shell=True, cwd=cwd, env={**os.environ, **env},
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                  errors="replace", timeout=timeout_s)
-        except subprocess.TimeoutExpired as e:
-            output = e.output.decode(errors="replace") if isinstance(e.output, bytes) else ""
-            return None, output
-        return done.returncode, done.stdout
+        """Its own process group, stopped whole when it ends, times out or is interrupted."""
+        with tempfile.TemporaryFile() as output:
+            proc = start_group(["/bin/sh", "-c", command], Path(cwd), {**os.environ, **env},
+                               output=output)
+            code: int | None = None
+            try:
+                code = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+            finally:
+                stop_group(proc)
+            output.seek(0)
+            return code, output.read().decode(errors="replace")
 
     def read_text(self, path: PurePath) -> str:
         return Path(path).read_text(errors="replace")

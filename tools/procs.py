@@ -13,13 +13,26 @@ from typing import IO
 
 import psutil
 
+from tools.group_keeper import Keeper
+
+_keepers: dict[int, Keeper] = {}
+
 
 def start_group(argv: list[str], cwd: Path, env: dict[str, str],
                 output: IO | int | None = None) -> subprocess.Popen:
-    """Start `argv` as the leader of a new session, so the group can be stopped as one."""
-    return subprocess.Popen(argv, cwd=cwd, env=env, stdout=output,
+    """Start `argv` as the leader of a new session, so the group can be stopped as one.
+
+    A keeper (tools/group_keeper.py) stops the group if this process dies before `stop_group`.
+    """
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output,
                             stderr=subprocess.STDOUT if output is not None else None,
                             stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        _keepers[proc.pid] = Keeper(proc.pid)
+    except BaseException:
+        stop_group(proc)
+        raise
+    return proc
 
 
 def _is_live(proc: psutil.Process) -> bool:
@@ -62,6 +75,9 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> int | None:
     for straggler in live_group_members(pgid) + [p for p in descendants if _is_live(p)]:
         with contextlib.suppress(psutil.Error):
             straggler.kill()
+    keeper = _keepers.pop(pgid, None)
+    if keeper is not None:
+        keeper.release()
     try:
         return proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:

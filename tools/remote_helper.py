@@ -4,7 +4,9 @@
 the server's process group, a running bench) and releases all of them when the connection goes:
 at EOF on stdin (the SSH channel closed, or the agent died and its TCP connection with it), or
 when no heartbeat arrived for DEAD_S seconds (a connection that hangs half-open). Requests and
-replies are JSON lines; an empty line is a heartbeat.
+replies are JSON lines; an empty line is a heartbeat. A supervisor killed on the node (SIGKILL)
+runs no cleanup: a keeper per process group (group_keeper.py, uploaded beside this file) stops
+the server and the bench, and the next supervisor removes the worktree it left.
 
 `state REPO GOOD` prints the good commit and the patch from it to the working tree, untracked
 files included. It diffs through a temporary copy of the index: the user's index is not written.
@@ -23,8 +25,14 @@ import sys
 import tempfile
 import time
 
+try:  # on the node it is uploaded beside this file
+    from group_keeper import Keeper, stop_pgid
+except ModuleNotFoundError:
+    from tools.group_keeper import Keeper, stop_pgid
+
 DEAD_S = 20.0
 LOCK_REASON = "debug-agent node pid "
+_keepers: dict[int, Keeper] = {}
 
 
 class Gone(Exception):
@@ -38,37 +46,20 @@ def _git(repo: str, *args: str, env: dict | None = None) -> str:
     return done.stdout
 
 
-def _group_alive(pgid: int) -> bool:
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
-    return False
+def _start(argv: list[str] | str, cwd: str, env: dict, output: int) -> subprocess.Popen:
+    """A process group of its own, with a keeper that stops it if this supervisor is killed."""
+    proc = subprocess.Popen(argv, shell=isinstance(argv, str), cwd=cwd,
+                            env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=output,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    _keepers[proc.pid] = Keeper(proc.pid)
+    return proc
 
 
 def stop_group(proc: subprocess.Popen) -> None:
-    """SIGTERM to the whole group, SIGKILL to what is left after 5 s; reap the leader."""
-    for sig, grace in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            proc.poll()
-            if not _group_alive(proc.pid):
-                break
-            time.sleep(0.02)
-        else:
-            continue
-        break
-    proc.poll()
+    stop_pgid(proc.pid, proc)
+    keeper = _keepers.pop(proc.pid, None)
+    if keeper is not None:
+        keeper.release()
 
 
 def _environ(pid: int) -> list[dict]:
@@ -152,10 +143,8 @@ class Supervisor:
                 return {"port": s.getsockname()[1]}
         if op == "launch":
             with open(os.path.join(self.run_dir, request["log"]), "ab") as log:
-                self.server = subprocess.Popen(
-                    request["argv"], cwd=request["cwd"], env={**os.environ, **request["env"]},
-                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    start_new_session=True)
+                self.server = _start(request["argv"], request["cwd"], request["env"],
+                                     log.fileno())
             return {"pid": self.server.pid}
         if op == "poll":
             return {"exit": self.server.poll() if self.server else None}
@@ -173,10 +162,7 @@ class Supervisor:
         raise RuntimeError(f"unknown op {op!r}")
 
     def shell(self, request: dict) -> dict:
-        proc = subprocess.Popen(request["command"], shell=True, cwd=request["cwd"],
-                                env={**os.environ, **request["env"]}, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = _start(request["command"], request["cwd"], request["env"], subprocess.PIPE)
         chunks, deadline = [], time.monotonic() + float(request["timeout_s"])
         try:
             os.set_blocking(proc.stdout.fileno(), False)

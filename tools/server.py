@@ -1,8 +1,9 @@
 """Server lifecycle: launch a command in its own process group, wait until ready, stop it all.
 
-Every launch leaves a pidfile in the state folder until its group is stopped. If the agent is
-killed with SIGKILL (no `finally` runs), the next start finds the pidfile of a server whose owner
-is gone and stops that group: no server outlives its experiment for longer than that.
+If the agent is killed with SIGKILL (no `finally` runs), the group's keeper stops it
+(tools/group_keeper.py). Every launch also leaves a pidfile in the state folder until its group
+is stopped: should the keeper have been killed too, the next start finds the pidfile of a server
+whose owner is gone and stops that group.
 """
 
 from __future__ import annotations

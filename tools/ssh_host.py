@@ -19,8 +19,12 @@ from pydantic import BaseModel
 from tools.config import HostSection
 from tools.errors import ToolError
 
-HELPER = Path(__file__).with_name("remote_helper.py")
-HOOKS = Path(__file__).with_name("hooks")
+_TOOLS = Path(__file__).parent
+UPLOADS = {  # the node's copy of each, by its path under the cache folder
+    "remote_helper.py": _TOOLS / "remote_helper.py",
+    "group_keeper.py": _TOOLS / "group_keeper.py",
+    "hooks/sitecustomize.py": _TOOLS / "hooks" / "sitecustomize.py",
+}
 REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home
 
 
@@ -167,12 +171,12 @@ class SSHHost:
             code, home, err = self.run("printf %s \"$HOME\"")
             if code != 0 or not home:
                 raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
-            tag = hashlib.sha256(HELPER.read_bytes() + (HOOKS / "sitecustomize.py")
-                                 .read_bytes()).hexdigest()[:12]
+            tag = hashlib.sha256(b"".join(path.read_bytes() for path in UPLOADS.values())
+                                 ).hexdigest()[:12]
             base = f"{home}/{REMOTE_CACHE}/{tag}"
             self.run(f"mkdir -p {shlex.quote(base)}/hooks")
-            self.sftp.put(str(HELPER), f"{base}/remote_helper.py")
-            self.sftp.put(str(HOOKS / "sitecustomize.py"), f"{base}/hooks/sitecustomize.py")
+            for name, path in UPLOADS.items():
+                self.sftp.put(str(path), f"{base}/{name}")
             self._helper = f"{base}/remote_helper.py"
         return self._helper
 
