@@ -39,6 +39,16 @@ def _keygen(path: Path) -> None:
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    yield from _sshd(tmp_path_factory, forwarding=True)
+
+
+@pytest.fixture(scope="session")
+def sshd_without_forwarding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
+    """As many clusters' login nodes are: AllowTcpForwarding no."""
+    yield from _sshd(tmp_path_factory, forwarding=False)
+
+
+def _sshd(tmp_path_factory: pytest.TempPathFactory, forwarding: bool) -> Iterator[Sshd]:
     if not Path(SSHD).exists():  # .ci/run installs openssh-server: in CI this never happens
         pytest.fail("sshd not found: install openssh-server (as .ci/run does)")
     folder = tmp_path_factory.mktemp("sshd")
@@ -57,10 +67,10 @@ UsePAM no
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
-AllowTcpForwarding yes
+AllowTcpForwarding {"yes" if forwarding else "no"}
 AcceptEnv GIT_PROTOCOL
 Subsystem sftp internal-sftp
-LogLevel ERROR
+LogLevel {"ERROR" if forwarding else "INFO"}
 """)
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(exist_ok=True)  # its privilege-separation folder

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
-from tests.sshd import Sshd, sshd  # noqa: F401 (the fixture)
+from tests.sshd import Sshd, sshd, sshd_without_forwarding  # noqa: F401 (the fixtures)
 from tools.lab.create import create_lab
 
 ALIAS = "gpu-node"
@@ -129,6 +129,20 @@ def test_investigation_on_the_node_matches_the_local_one(sshd: Sshd, lab: Path, 
     assert repo_fingerprint(lab) == before
     assert only_main_worktree(lab)
     assert _wait(lambda: not _run_processes(), 10)
+
+
+def test_a_node_that_refuses_port_forwarding_is_reached_through_relays(
+        sshd_without_forwarding: Sshd, lab: Path, tmp_path: Path) -> None:  # noqa: F811
+    env = _home(tmp_path, sshd_without_forwarding)
+    done = run_cli("experiment", "--json", "--samples", "8", cwd=_remote_config(tmp_path, lab),
+                   env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert 26 < result["metric"]["median"] < 32 and len(result["metric"]["samples"]) == 8
+    log = Path(sshd_without_forwarding.folder, "sshd.log").read_text()
+    assert "refused local port forward" in log  # the direct way really was closed
+    assert _wait(lambda: not _run_processes() and not _with_cmdline("remote_helper.py relay"),
+                 15)
 
 
 def _start_experiment(tmp_path: Path, sshd: Sshd, lab: Path,  # noqa: F811

@@ -8,6 +8,8 @@ replies are JSON lines; an empty line is a heartbeat. A supervisor killed on the
 runs no cleanup: a keeper per process group (group_keeper.py, uploaded beside this file) stops
 the server and the bench, and the next supervisor removes the worktree it left.
 
+`relay PORT` carries one TCP connection to the node's 127.0.0.1:PORT over stdin and stdout.
+
 `state REPO GOOD` prints the good commit and the patch from it to the working tree, untracked
 files included. It diffs through a temporary copy of the index: the user's index is not written.
 """
@@ -256,6 +258,39 @@ def state(repo: str, good: str) -> dict:
     return {"root": root, "sha": sha, "patch": patch}
 
 
+def relay(port: int) -> int:
+    """Bytes between stdin/stdout and 127.0.0.1:`port` on this node.
+
+    The agent's tunnel uses one of these per connection when the node's sshd refuses port
+    forwarding (AllowTcpForwarding no): an exec channel is allowed where direct-tcpip is not.
+    """
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+    except OSError:
+        return 1  # nothing listens yet: the agent sees a closed connection
+    sock.settimeout(None)
+    stdin, stdout = sys.stdin.buffer.raw, sys.stdout.buffer
+    try:
+        while True:
+            ready, _, _ = select.select([stdin, sock], [], [])
+            if stdin in ready:
+                data = stdin.read(65536)
+                if not data:
+                    break
+                sock.sendall(data)
+            if sock in ready:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                stdout.write(data)
+                stdout.flush()
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return 0
+
+
 def main() -> int:
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "supervise":
@@ -270,7 +305,10 @@ def main() -> int:
     if command == "environ" and len(sys.argv) == 3:
         print(json.dumps({"ok": True, "processes": _environ(int(sys.argv[2]))}))
         return 0
-    sys.stderr.write("usage: remote_helper.py supervise | state REPO GOOD | environ PID\n")
+    if command == "relay" and len(sys.argv) == 3:
+        return relay(int(sys.argv[2]))
+    sys.stderr.write("usage: remote_helper.py supervise | state REPO GOOD | environ PID | "
+                     "relay PORT\n")
     return 2
 
 

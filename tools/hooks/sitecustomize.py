@@ -1,8 +1,9 @@
 """debug-agent's import trace, loaded into every Python process of a launched server.
 
 Put first on PYTHONPATH with DEBUG_AGENT_IMPORT_TRACE_DIR set: each process writes the files of
-the modules it has loaded to <dir>/<pid>.txt (every half second, and at exit). Then the target's
-own sitecustomize (the next one on sys.path), if any, is run as if this file did not exist.
+the modules it has loaded to <dir>/<pid>.txt (every half second while that set grows, and at
+exit). Then the target's own sitecustomize (the next one on sys.path), if any, is run as if this
+file did not exist.
 """
 
 import atexit
@@ -28,9 +29,11 @@ def _dump() -> None:
 
 def _loop() -> None:
     event = threading.Event()
-    delay = 0.05  # soon after start-up, then every half second
+    delay, dumped = 0.05, -1  # soon after start-up, then every half second
     while not event.wait(delay):
-        _dump()
+        if len(sys.modules) != dumped:  # a server at work imports nothing: costs it nothing
+            dumped = len(sys.modules)
+            _dump()
         delay = min(0.5, delay * 2)
 
 
