@@ -44,7 +44,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 
 @pytest.fixture(scope="session")
 def sshd_without_forwarding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    """As many clusters' login nodes are: AllowTcpForwarding no."""
+    """As some clusters' nodes are: AllowTcpForwarding no, and a PYTHONPATH set for sessions."""
     yield from _sshd(tmp_path_factory, forwarding=False)
 
 
@@ -68,6 +68,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowTcpForwarding {"yes" if forwarding else "no"}
+{"" if forwarding else f"SetEnv PYTHONPATH={folder}/node-site"}
 AcceptEnv GIT_PROTOCOL
 Subsystem sftp internal-sftp
 LogLevel {"ERROR" if forwarding else "INFO"}

@@ -19,7 +19,10 @@ import pytest
 
 from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
 from tests.sshd import Sshd, sshd, sshd_without_forwarding  # noqa: F401 (the fixtures)
+from tools.config import load_config
+from tools.experiment import ExperimentSpec, run_experiment
 from tools.lab.create import create_lab
+from tools.target import target_candidates
 
 ALIAS = "gpu-node"
 
@@ -139,10 +142,28 @@ def test_a_node_that_refuses_port_forwarding_is_reached_through_relays(
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert 26 < result["metric"]["median"] < 32 and len(result["metric"]["samples"]) == 8
+    assert "Secsh" not in done.stderr and "prohibited" not in done.stderr  # expected, not news
     log = Path(sshd_without_forwarding.folder, "sshd.log").read_text()
     assert "refused local port forward" in log  # the direct way really was closed
     assert _wait(lambda: not _run_processes() and not _with_cmdline("remote_helper.py relay"),
                  15)
+
+
+def test_the_traced_launch_on_a_node_keeps_the_nodes_pythonpath(
+        sshd_without_forwarding: Sshd, lab: Path, tmp_path: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", _home(tmp_path, sshd_without_forwarding)["HOME"])
+    folder = _remote_config(tmp_path, lab)
+    toml = folder / "debug-agent.toml"  # the server finds sglang by its cwd, not PYTHONPATH
+    toml.write_text(toml.read_text().replace('PYTHONPATH = "python", ', "").replace(
+        'command = "{python} -m', 'command = "env -C python {python} -m'))
+    config = load_config(folder)
+    result = run_experiment(config, folder, target_candidates(config, folder), ExperimentSpec(),
+                            None, tmp_path / "run", samples=1, trace=True)
+    node_site = f"{sshd_without_forwarding.folder}/node-site"
+    paths = {p.env.get("PYTHONPATH", "") for p in result.worker_env.processes}
+    assert len(paths) == 1 and paths.pop().endswith(f"/hooks:{node_site}")
+    assert result.import_trace and result.import_trace.files
 
 
 def _start_experiment(tmp_path: Path, sshd: Sshd, lab: Path,  # noqa: F811

@@ -109,7 +109,7 @@ class RemoteNode:
         with contextlib.suppress(OSError):
             self.host.sftp.mkdir(self.trace_dir)
         return traced_env(env, PurePosixPath(self.trace_dir), cwd, PurePosixPath(self.hook_dir),
-                          inherited="")
+                          inherited=self.sup.pythonpath)
 
     def wait_trace(self, pids: list[int], timeout_s: float = 3.0) -> None:
         wanted, deadline = {f"{pid}.txt" for pid in pids}, time.monotonic() + timeout_s

@@ -197,7 +197,8 @@ class Supervisor:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
         try:
             _reap_worktrees_of_dead_supervisors()
-            self.reply({"run_dir": self.run_dir, "pid": os.getpid()})
+            self.reply({"run_dir": self.run_dir, "pid": os.getpid(),
+                        "pythonpath": os.environ.get("PYTHONPATH", "")})
             while True:
                 if not self.pending:
                     self.pump(0.5)

@@ -40,6 +40,7 @@ class RemoteSupervisor:
         hello = self._read_line(timeout_s=60.0)
         self.run_dir: str = hello["run_dir"]
         self.pid: int = hello["pid"]
+        self.pythonpath: str = hello.get("pythonpath", "")  # what a launch there inherits
         self._beat = threading.Thread(target=self._heartbeat, daemon=True)
         self._beat.start()
 

@@ -9,6 +9,7 @@ for the whole process and reopened when it drops.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shlex
 import socket
@@ -26,6 +27,10 @@ UPLOADS = {  # the node's copy of each, by its path under the cache folder
     "hooks/sitecustomize.py": _TOOLS / "hooks" / "sitecustomize.py",
 }
 REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home
+
+# paramiko logs what it then raises (e.g. a refused channel the tunnel expects and handles);
+# without a handler Python would print those lines on the user's terminal
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 
 class HostError(ToolError):
