@@ -189,7 +189,7 @@ def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(sshd: Sshd, lab:
         agent.send_signal(signal.SIGKILL)  # no finally runs: only the TCP connection closes
         agent.wait()
     assert _wait(lambda: not _run_processes(), 15), [p.cmdline() for p in _run_processes()]
-    assert only_main_worktree(lab)
+    assert _wait(lambda: only_main_worktree(lab), 10)  # removed after the server has stopped
 
 
 def _with_cmdline(*words: str) -> list[psutil.Process]:

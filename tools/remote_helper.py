@@ -259,6 +259,21 @@ def state(repo: str, good: str) -> dict:
     return {"root": root, "sha": sha, "patch": patch}
 
 
+End = tuple  # (something select() takes, read: () -> bytes, write: (bytes) -> None)
+
+
+def pump(one: End, other: End) -> None:
+    """Copy bytes both ways between two ends until either one closes."""
+    while True:
+        ready, _, _ = select.select([one[0], other[0]], [], [])
+        for source, target in ((one, other), (other, one)):
+            if source[0] in ready:
+                data = source[1]()
+                if not data:
+                    return
+                target[2](data)
+
+
 def relay(port: int) -> int:
     """Bytes between stdin/stdout and 127.0.0.1:`port` on this node.
 
@@ -271,20 +286,14 @@ def relay(port: int) -> int:
         return 1  # nothing listens yet: the agent sees a closed connection
     sock.settimeout(None)
     stdin, stdout = sys.stdin.buffer.raw, sys.stdout.buffer
+
+    def write_out(data: bytes) -> None:
+        stdout.write(data)
+        stdout.flush()
+
     try:
-        while True:
-            ready, _, _ = select.select([stdin, sock], [], [])
-            if stdin in ready:
-                data = stdin.read(65536)
-                if not data:
-                    break
-                sock.sendall(data)
-            if sock in ready:
-                data = sock.recv(65536)
-                if not data:
-                    break
-                stdout.write(data)
-                stdout.flush()
+        pump((stdin, lambda: stdin.read(65536), write_out),
+             (sock, lambda: sock.recv(65536), sock.sendall))
     except OSError:
         pass
     finally:

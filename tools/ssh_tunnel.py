@@ -10,7 +10,6 @@ default, one of them the supervisor's) caps how many connections can be open at 
 from __future__ import annotations
 
 import contextlib
-import select
 import shlex
 import socket
 import threading
@@ -19,25 +18,16 @@ from contextlib import contextmanager
 
 import paramiko
 
+from tools.remote_helper import pump
 from tools.ssh_host import SSHHost
 
 PROHIBITED = paramiko.common.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
 
-def _pump(client: socket.socket, channel) -> None:
+def _pump(client: socket.socket, channel: paramiko.Channel) -> None:
     try:
-        while True:
-            ready, _, _ = select.select([client, channel], [], [], 1.0)
-            if client in ready:
-                data = client.recv(65536)
-                if not data:
-                    break
-                channel.sendall(data)
-            if channel in ready:
-                data = channel.recv(65536)
-                if not data:
-                    break
-                client.sendall(data)
+        pump((client, lambda: client.recv(65536), client.sendall),
+             (channel, lambda: channel.recv(65536), channel.sendall))
     except (OSError, EOFError):
         pass
     finally:
