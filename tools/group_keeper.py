@@ -1,9 +1,9 @@
 """A process group that dies with its owner, however the owner dies. Standard library only.
 
-`Keeper(pgid)` starts `python group_keeper.py PGID` in a session of its own, its stdin the read
+`keep(pgid)` starts `python group_keeper.py PGID` in a session of its own, its stdin the read
 end of a pipe whose write end only the owner holds. The kernel closes that end when the owner
 exits in any way, SIGKILL included; the keeper then reads EOF and stops the group. An owner
-that stopped the group itself says so with one byte first (`Keeper.release`), and the keeper
+that stopped the group itself says so with one byte first (`release(pgid)`), and the keeper
 leaves quietly. This file also runs on a remote node, beside remote_helper.py, so it imports
 nothing outside the standard library.
 
@@ -24,7 +24,7 @@ RELEASED = b"r"
 GRACE_S = 5.0
 
 
-def group_alive(pgid: int) -> bool:
+def _group_alive(pgid: int) -> bool:
     """Any process of group `pgid` still runs (a zombie is dead: only its exit status is left)."""
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -50,7 +50,7 @@ def stop_pgid(pgid: int, leader: subprocess.Popen | None = None) -> None:
         while time.monotonic() < deadline:
             if leader is not None:
                 leader.poll()
-            if not group_alive(pgid):
+            if not _group_alive(pgid):
                 break
             time.sleep(0.02)
         else:
@@ -61,13 +61,13 @@ def stop_pgid(pgid: int, leader: subprocess.Popen | None = None) -> None:
 
 
 class Keeper:
-    """The owner's end of one keeper: drop it (or die) and the group is stopped."""
+    """The owner's end of one keeper: die without `release` and the group is stopped."""
 
-    def __init__(self, pgid: int, python: str = sys.executable) -> None:
+    def __init__(self, pgid: int) -> None:
         read_end, self._write_end = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [python, "-I", "-S", os.path.abspath(__file__), str(pgid)], stdin=read_end,
+                [sys.executable, "-I", "-S", os.path.abspath(__file__), str(pgid)], stdin=read_end,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                 start_new_session=True)  # a signal to the owner's group must not reach it
         finally:
@@ -88,18 +88,25 @@ class Keeper:
             self.proc.wait()
 
 
+_kept: dict[int, Keeper] = {}  # this process's keepers, by the group they keep
+
+
+def keep(pgid: int) -> None:
+    _kept[pgid] = Keeper(pgid)
+
+
+def release(pgid: int) -> None:
+    """Call after stopping group `pgid`: its keeper leaves without touching it."""
+    keeper = _kept.pop(pgid, None)
+    if keeper is not None:
+        keeper.release()
+
+
 def main() -> int:
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)  # only its owner's end decides
-    pgid = int(sys.argv[1])
-    while True:
-        try:
-            said = os.read(0, 1)
-            break
-        except InterruptedError:
-            continue
-    if said != RELEASED:  # EOF: the owner died without stopping the group
-        stop_pgid(pgid)
+    if os.read(0, 1) != RELEASED:  # EOF: the owner died without stopping the group
+        stop_pgid(int(sys.argv[1]))
     return 0
 
 

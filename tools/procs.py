@@ -13,9 +13,7 @@ from typing import IO
 
 import psutil
 
-from tools.group_keeper import Keeper
-
-_keepers: dict[int, Keeper] = {}
+from tools import group_keeper
 
 
 def start_group(argv: list[str], cwd: Path, env: dict[str, str],
@@ -28,7 +26,7 @@ def start_group(argv: list[str], cwd: Path, env: dict[str, str],
                             stderr=subprocess.STDOUT if output is not None else None,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        _keepers[proc.pid] = Keeper(proc.pid)
+        group_keeper.keep(proc.pid)
     except BaseException:
         stop_group(proc)
         raise
@@ -75,9 +73,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> int | None:
     for straggler in live_group_members(pgid) + [p for p in descendants if _is_live(p)]:
         with contextlib.suppress(psutil.Error):
             straggler.kill()
-    keeper = _keepers.pop(pgid, None)
-    if keeper is not None:
-        keeper.release()
+    group_keeper.release(pgid)
     try:
         return proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:

@@ -26,15 +26,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from typing import Any
 
 try:  # on the node it is uploaded beside this file
-    from group_keeper import Keeper, stop_pgid
+    import group_keeper
 except ModuleNotFoundError:
-    from tools.group_keeper import Keeper, stop_pgid
+    from tools import group_keeper
 
 DEAD_S = 20.0
 LOCK_REASON = "debug-agent node pid "
-_keepers: dict[int, Keeper] = {}
 
 
 class Gone(Exception):
@@ -53,15 +54,13 @@ def _start(argv: list[str] | str, cwd: str, env: dict, output: int) -> subproces
     proc = subprocess.Popen(argv, shell=isinstance(argv, str), cwd=cwd,
                             env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=output,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    _keepers[proc.pid] = Keeper(proc.pid)
+    group_keeper.keep(proc.pid)
     return proc
 
 
 def stop_group(proc: subprocess.Popen) -> None:
-    stop_pgid(proc.pid, proc)
-    keeper = _keepers.pop(proc.pid, None)
-    if keeper is not None:
-        keeper.release()
+    group_keeper.stop_pgid(proc.pid, proc)
+    group_keeper.release(proc.pid)
 
 
 def _environ(pid: int) -> list[dict]:
@@ -259,11 +258,12 @@ def state(repo: str, good: str) -> dict:
     return {"root": root, "sha": sha, "patch": patch}
 
 
-End = tuple  # (something select() takes, read: () -> bytes, write: (bytes) -> None)
+def pump(one: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
+         other: tuple[Any, Callable[[], bytes], Callable[[bytes], None]]) -> None:
+    """Copy bytes both ways between two ends until either one closes.
 
-
-def pump(one: End, other: End) -> None:
-    """Copy bytes both ways between two ends until either one closes."""
+    An end is something select() takes, how to read from it, and how to write to it.
+    """
     while True:
         ready, _, _ = select.select([one[0], other[0]], [], [])
         for source, target in ((one, other), (other, one)):
