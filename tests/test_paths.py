@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT, run_cli
 
-LOG = REPO_ROOT.parent / "shared" / "data" / "sglang-logs" / (
+LOG = REPO_ROOT / "tests" / "data" / "sglang-logs" / (
     "046-server-args-complete-kimi-k2.5-rocm-tp8-sglang-serve-noise.log")
 ATTN = "python/sglang/srt/layers/attention/"
 

@@ -1,4 +1,4 @@
-"""The four real logs in shared/data/sglang-logs/ read as their README says."""
+"""The four real logs in tests/data/sglang-logs/ read as their README says."""
 
 from __future__ import annotations
 
