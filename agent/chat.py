@@ -188,13 +188,17 @@ class Chat:
         elif command == "/quit":
             return False
         elif command == "/facts":
-            for fact in describe(s) or ["no facts yet: /run gathers them"]:
+            for fact in describe(s) or ["no facts yet: /run launches the bad state once (with "
+                                        "the import trace) and gathers them"]:
                 self.console.print(escape(fact))
         elif command == "/diff":
             for c in self.ctx.runner.cands.candidates:
                 self.console.print(escape(f"{c.id}  {c.kind}  {c.file or c.name}  "
                                           f"{c.header or ''}"))
         elif command == "/hypotheses":
+            if not s.hypotheses:
+                self.console.print("no hypotheses yet: /run launches the bad state, gathers "
+                                   "its facts and makes every candidate a hypothesis")
             for cid, h in sorted(s.hypotheses.items(), key=lambda kv: -kv[1].prior):
                 self.console.print(escape(f"{cid}  {h.status}  prior {h.prior:.2g}  "
                                           f"{'; '.join(h.reasons)}"))
@@ -250,6 +254,26 @@ def _resumed(console: Console, session: Path, yes: bool) -> Chat:
     return Chat(console, state, ctx, yes, started=True)
 
 
+def _ask_symptom(console: Console) -> str:
+    """On a terminal, the symptom is asked for; elsewhere it must be given."""
+    import sys
+
+    if not sys.stdin.isatty():
+        raise ToolError('chat needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
+    from agent.symptom import parse_symptom
+
+    while True:
+        try:
+            text = input('What got worse? (e.g. "verify 29ms (was 19)", "60 tok/s (was 82)") ')
+        except EOFError:
+            raise ToolError("chat needs a symptom: none was given") from None
+        try:
+            parse_symptom(text)
+            return text
+        except ToolError as e:
+            console.print(f"[red]{escape(str(e))}[/red]")
+
+
 def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
          resume: str | None = None, llm: LLMOptions | None = None) -> None:
     console = Console(highlight=False, soft_wrap=True)
@@ -259,7 +283,7 @@ def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
         session = _resumed(console, find_session(resume, sessions_root(Path.cwd(), None)), yes)
     else:
         if symptom is None:
-            raise ToolError('chat needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
+            symptom = _ask_symptom(console)
         target_dir, _ = _target(Path.cwd(), lab_dir, console)
         load_config(target_dir)
         state, ctx = open_session(target_dir, symptom,

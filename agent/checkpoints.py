@@ -4,6 +4,9 @@ deserialization from a checkpoint file)."""
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
+
+from tools.secrets import mask
 
 STATE_TYPES = [
     ("agent.state", name) for name in (
@@ -19,4 +22,10 @@ def saver(connection: sqlite3.Connection):
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    return SqliteSaver(connection, serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
+    class MaskingSerializer(JsonPlusSerializer):
+        """Checkpoints are files of the session too: what they store is masked first."""
+
+        def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+            return super().dumps_typed(mask(obj))
+
+    return SqliteSaver(connection, serde=MaskingSerializer(allowed_msgpack_modules=STATE_TYPES))

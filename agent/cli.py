@@ -19,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,  # help texts name config sections such as [budget] literally
 )
 app.add_typer(lab_app, name="lab")
 register_tool_commands(app)

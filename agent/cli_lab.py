@@ -10,7 +10,7 @@ import typer
 from tools.errors import ToolError
 
 lab_app = typer.Typer(help="Lab targets: SGLang-shaped repos with known regressions.",
-                      no_args_is_help=True)
+                      no_args_is_help=True, rich_markup_mode=None)
 
 
 @lab_app.command("create")

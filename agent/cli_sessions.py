@@ -10,7 +10,8 @@ import typer
 DirOpt = Annotated[Path | None, typer.Option("--dir", help="The sessions folder (default: "
                                              "./sessions).")]
 
-sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True)
+sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True,
+                         rich_markup_mode=None)
 
 
 def _root(directory: Path | None) -> Path:
@@ -20,19 +21,34 @@ def _root(directory: Path | None) -> Path:
 
 
 @sessions_app.callback()
-def sessions(ctx: typer.Context, directory: DirOpt = None) -> None:
-    """List saved sessions, newest first."""
+def sessions(ctx: typer.Context, directory: DirOpt = None,
+             as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False
+             ) -> None:
+    """List saved sessions, newest first (a table on a terminal, tab-separated lines with
+    whole ids in a pipe)."""
     if ctx.invoked_subcommand is not None:
         return
-    from rich.console import Console
-    from rich.table import Table
+    import sys
 
     from agent.sessions import list_sessions
 
     found = list_sessions(_root(directory))
+    if as_json:
+        import json
+
+        typer.echo(json.dumps([s.model_dump() for s in found], indent=2))
+        return
+    if not sys.stdout.isatty():  # grep, cut and scripts want whole ids, one session a line
+        for s in found:
+            fields = [s.id, s.date, s.status, str(s.launches), s.symptom, s.target]
+            typer.echo("\t".join(" ".join(f.split()) for f in fields))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"sessions in {_root(directory)}")
     for col in ("id", "date", "target", "symptom", "status", "launches"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col == "id")
     for s in found:
         table.add_row(s.id, s.date, s.target, s.symptom, s.status, str(s.launches))
     Console().print(table)

@@ -44,7 +44,9 @@ def _parse_env(pairs: list[str]) -> dict[str, str]:
 
 def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False) -> None:
     """List the candidates (hunks, env and server-arg differences) with their stable ids."""
-    _, _, cands = _load(config)
+    from tools.secrets import mask
+
+    cands = mask(_load(config)[2])
     if as_json:
         typer.echo(json.dumps({"good": cands.good, "good_sha": cands.good_sha,
                                "candidates": [c.summary() for c in cands.candidates]}, indent=2))
@@ -76,6 +78,7 @@ def experiment(
     """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
     from agent.views import experiment_progress, experiment_summary
     from tools.experiment import ExperimentSpec, run_experiment
+    from tools.secrets import mask
     from tools.session_paths import new_run_dir, sessions_root
 
     target, config_dir, cands = _load(config)
@@ -88,6 +91,7 @@ def experiment(
                              launches=launches) as progress:
         result = run_experiment(target, config_dir, cands, spec, name, run_dir, samples,
                                 launches, on_phase=progress.phase, on_request=progress.request)
+    result = mask(result)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
     else:
@@ -124,7 +128,7 @@ def env(
     worker_env_table(report, var)
 
 
-logs_app = typer.Typer(help="Server logs.", no_args_is_help=True)
+logs_app = typer.Typer(help="Server logs.", no_args_is_help=True, rich_markup_mode=None)
 
 
 @logs_app.command("parse")
@@ -133,11 +137,12 @@ def logs_parse(
     as_json: JsonOpt = False,
 ) -> None:
     """Read a server log: startup args, decode/prefill lines, bench results, errors."""
+    from tools.secrets import mask
     from tools.sglang_log import parse_log_file
 
     if not file.exists() or not file.is_file():
         raise ToolError(f"no such log file: {file}")
-    parsed = parse_log_file(file).to_json_dict()
+    parsed = mask(parse_log_file(file).to_json_dict())
     if as_json:
         typer.echo(json.dumps(parsed, indent=2))
         return

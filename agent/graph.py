@@ -26,6 +26,7 @@ from agent.runner import Runner
 from agent.state import InvestigationState, Task
 from agent.transcript import Transcript
 from agent.user_decisions import apply_user_decision
+from tools.secrets import mask
 
 MAX_STEPS = 400  # our own limit: LangGraph's recursion limit is far higher
 DRIFT_EVERY = 5  # re-measure a reference every this many search launches
@@ -62,7 +63,7 @@ def build_graph(ctx: Context, checkpointer=None):
         if not approved("the bad state, with the import trace (gather facts)"):
             return {}
         s = state.model_copy(deep=True)
-        s.candidates = ctx.runner.cands.candidates
+        s.candidates = mask(ctx.runner.cands).candidates  # the runner keeps the real values
         s.good_sha = ctx.runner.cands.good_sha
         everything = {c.id for c in s.candidates}
         s.bad_key = ensure_config(s, everything).key

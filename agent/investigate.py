@@ -29,6 +29,7 @@ from agent.transcript import Transcript
 from tools.candidates import open_repo
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
 from tools.errors import ToolError
+from tools.lab.create import TEMP_PREFIXES, remove_lab
 from tools.session_paths import sessions_root
 from tools.target import target_candidates, target_repo
 
@@ -94,7 +95,7 @@ def _target(cwd: Path, lab_dir: Path | None, console: Console) -> tuple[Path, st
         return cwd, None
     from tools.lab.create import create_lab
 
-    lab = lab_dir or Path(tempfile.mkdtemp(prefix="debug-agent-seed-lab-")) / "lab"
+    lab = lab_dir or Path(tempfile.mkdtemp(prefix=TEMP_PREFIXES[0])) / "lab"
     console.print(f"No {CONFIG_NAME} in {cwd}: investigating the built-in seed lab "
                   f"(built in {lab}).")
     create_lab("seed", lab)
@@ -178,17 +179,35 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
     target_dir, lab = _target(cwd, lab_dir, console)
-    repo_root = (None if load_config(target_dir).host is not None  # the repo is on the node
-                 else Path(open_repo(target_dir).working_tree_dir or target_dir))
-
-    echo = _echo(console)
+    config = load_config(target_dir)
+    repo_root = (None if config.host is not None  # the repo is on the node
+                 else Path(open_repo(target_repo(config, target_dir)).working_tree_dir
+                           or target_dir))
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   MofNCompleteColumn(), console=console, transient=True) as bar:
-        result = run_investigation(target_dir, symptom_text, sessions_root(cwd, repo_root),
-                                   lab, good, max_launches, max_minutes, echo,
-                                   _LaunchProgress(bar), llm)
+        state, ctx = open_session(target_dir, symptom_text, sessions_root(cwd, repo_root), lab,
+                                  good, max_launches, max_minutes, _echo(console),
+                                  _LaunchProgress(bar), llm)
+        result = _run_interruptible(Path(state.session_dir), ctx, state, console)
+    if lab and lab_dir is None:  # the seed lab we built for this run: finished, it goes
+        remove_lab(target_dir)
     _print_result(result, console, as_json)
     return result
+
+
+def _run_interruptible(session_dir: Path, ctx: Context, start: InvestigationState | None,
+                       console: Console) -> dict:
+    """The graph to its end; Ctrl-C or SIGTERM stops it (servers stopped, worktrees removed
+    on the way out), records it, and says how to go on."""
+    try:
+        return _run_graph(session_dir, ctx, start)
+    except (KeyboardInterrupt, SystemExit) as stop:
+        why = "SIGTERM" if isinstance(stop, SystemExit) else "Ctrl-C"
+        hint = f"debug-agent investigate --resume {session_dir.name}"
+        ctx.transcript.event("stop", "error", f"interrupted ({why}); continue with: {hint}")
+        console.print(f"interrupted ({why}): session {session_dir.name} is kept; continue "
+                      f"with: {hint}")
+        raise
 
 
 def _saved_state(session: Path) -> dict:
@@ -230,10 +249,9 @@ def resume(session: Path, as_json: bool = False) -> dict:
         transcript = Transcript(session / "transcript.jsonl", echo=_echo(console))
         transcript.event("resume", "thought", f"resumed after an interruption, at phase "
                          f"{values.get('phase')}")
-        result = _run_graph(session, Context(runner=Runner(config, target_dir, cands),
-                                             transcript=transcript,
-                                             repo=open_repo(target_repo(config, target_dir))),
-                            None)
+        result = _run_interruptible(session, Context(
+            runner=Runner(config, target_dir, cands), transcript=transcript,
+            repo=open_repo(target_repo(config, target_dir))), None, console)
     _print_result(result, console, as_json)
     return result
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from agent.levels import restored
 from agent.state import InvestigationState
+from tools.secrets import mask, mask_files, mask_text
 
 if TYPE_CHECKING:
     from agent.graph import Context
@@ -107,13 +108,19 @@ def finish(state: InvestigationState, ctx: Context) -> None:
         "llm": None if state.llm is None else {
             **state.llm, "claims": [c.model_dump() for c in state.claims]},
     }
+    state.result = mask(state.result)  # what --json prints and result.json holds
+    save_reports(state, render_markdown(state))
+
+
+def save_reports(state: InvestigationState, markdown: str) -> None:
+    """report.md, result.json and the final state (for `report --html` and `replay --rerun`),
+    secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
-    (session / "report.md").write_text(render_markdown(state))
-    (session / "result.json").write_text(json.dumps(state.result, indent=2, default=str))
-    (session / "state.json").write_text(state.model_dump_json(indent=1))
-    # the final state, for `report --html` and `replay --rerun` (no secrets: the transcript
-    # header holds the config, masked; the state holds ids, values and evidence)
-    (session / "state.json").write_text(state.model_dump_json(indent=1))
+    for name, text in (("report.md", markdown),
+                       ("result.json", json.dumps(state.result, indent=2, default=str)),
+                       ("state.json", state.model_dump_json(indent=1))):
+        (session / name).write_text(mask_text(text))
+    mask_files(session / "launches")
 
 
 def fmt(value: float | None) -> str:
@@ -163,10 +170,6 @@ def render_markdown(state: InvestigationState) -> str:
 
 def write_narrative(state: InvestigationState, narrative: str) -> None:
     """The model's narrative after the verdict, in report.md, result.json and state.json."""
-    session = Path(state.session_dir)
-    report = session / "report.md"
-    head, _, rest = report.read_text().partition("\n\n")
-    report.write_text(f"{head}\n\n## Narrative (by the model; the verdict is the "
-                      f"measurements')\n\n{narrative}\n\n{rest}")
-    (session / "result.json").write_text(json.dumps(state.result, indent=2, default=str))
-    (session / "state.json").write_text(state.model_dump_json(indent=1))
+    head, _, rest = (Path(state.session_dir) / "report.md").read_text().partition("\n\n")
+    save_reports(state, f"{head}\n\n## Narrative (by the model; the verdict is the "
+                        f"measurements')\n\n{narrative}\n\n{rest}")

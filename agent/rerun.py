@@ -27,9 +27,9 @@ def _target(old: InvestigationState, header: dict) -> Path:
     if (target / "debug-agent.toml").exists():
         return target
     if header.get("lab") == "seed":  # the committed example: rebuild the lab it ran on
-        from tools.lab.create import create_lab
+        from tools.lab.create import TEMP_PREFIXES, create_lab
 
-        lab = Path(tempfile.mkdtemp(prefix="debug-agent-rerun-")) / "lab"
+        lab = Path(tempfile.mkdtemp(prefix=TEMP_PREFIXES[1])) / "lab"
         create_lab("seed", lab)
         return lab
     raise ToolError(f"the session's target {target} is gone; nothing to re-run it on")
@@ -42,6 +42,17 @@ def rerun(session: Path, sessions: Path, echo=None) -> dict:
     old = InvestigationState.model_validate(json.loads(state_file.read_text()))
     header = json.loads((session / "transcript.jsonl").read_text().splitlines()[0])
     target = _target(old, header)
+    try:
+        return _rerun(old, header, target, sessions, echo)
+    finally:
+        if target != Path(old.config_path):  # a lab rebuilt for this re-run
+            from tools.lab.create import remove_lab
+
+            remove_lab(target)
+
+
+def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path,
+           echo=None) -> dict:
     config = load_config(target)
     cands = list_candidates(target, config)
     if [c.id for c in cands.candidates] != [c.id for c in old.candidates]:

@@ -27,6 +27,9 @@ def find_session(name: str, root: Path) -> Path:
     """A session folder by path or by id (a unique prefix is enough) under `root`, or under
     the state folder's sessions (where runs inside the target repository write)."""
     direct = Path(name)
+    if not name.strip() or ".." in direct.parts or any(ch in name for ch in "*?[]\0"):
+        raise ToolError(f"{name!r} is not a session id (ids look like 20261203-101500-ab12cd; "
+                        "a session folder may be given by its path, without '..')")
     if (direct / "transcript.jsonl").exists():
         return direct
     matches = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Literal
 
@@ -20,7 +21,8 @@ METRICS: dict[str, tuple[tuple[str, ...], str, Literal["lower", "higher"]]] = {
 ACCEPTED = ('"verify 29ms", "verify 29ms (was 19)", "60 tok/s (was 82)", "TPOT 35ms", '
             '"TTFT 900ms", "latency 40ms"')
 
-_NUMBER = r"(?<![\w.-])(\d+(?:\.\d+)?)\s*(ms|s|tok/s|tokens/s)?"
+# exponents are read too: "1e400ms" must be refused as out of range, never read as "1"
+_NUMBER = r"(?<![\w.-])(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(ms|s|tok/s|tokens/s)?"
 
 
 class SymptomError(ToolError):
@@ -39,7 +41,9 @@ class Symptom(BaseModel):
 def _value_in_unit(number: str, unit: str | None, target_unit: str) -> float:
     value = float(number)
     if unit == "s" and target_unit == "ms":
-        return value * 1000.0
+        value *= 1000.0
+    if not math.isfinite(value) or value > 1e12:
+        raise SymptomError(f"the symptom's value {number}{unit or ''} is out of range")
     return value
 
 
@@ -67,6 +71,11 @@ def parse_symptom(text: str) -> Symptom:
         bad = _value_in_unit(went.group(3), went.group(4), unit)
     elif was:
         good = _value_in_unit(was.group(1), was.group(2), unit)
-    if bad <= 0:
-        raise SymptomError(f"the symptom's value must be positive: {text!r}")
+    if bad <= 0 or (good is not None and good <= 0):
+        raise SymptomError(f"the symptom's values must be positive: {text!r}")
+    if good is not None and (bad < good if direction == "lower" else bad > good):
+        better = "lower" if direction == "lower" else "higher"
+        raise SymptomError(f"the symptom {text!r} describes an improvement: {bad:g} {unit} now "
+                           f"against {good:g} before, and {better} is better for {metric}; "
+                           "write the slower value first, e.g. \"verify 29ms (was 19)\"")
     return Symptom(text=text, metric=metric, unit=unit, direction=direction, bad=bad, good=good)

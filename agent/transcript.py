@@ -9,7 +9,6 @@ reviewer reads. Secrets are masked before anything is written.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,33 +17,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from tools.errors import ToolError
+from tools.secrets import mask, remember
 
 SCHEMA = "debug-agent.transcript/1"
-_SECRET_NAME = re.compile(r"(api[_-]?key|token|secret|password|passwd|credential|auth)", re.I)
-_SECRET_VALUE = re.compile(r"\b(sk-[A-Za-z0-9_-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,})")
-_SECRET_FLAG = re.compile(r"(--[\w-]*(?:api[_-]?key|token|secret|password)[\w-]*[ =])(\S+)",
-                          re.I)
-MASK = "***"
-
-
-def mask(value: Any) -> Any:
-    """Masks values of secret-looking keys, known token shapes, and --api-key style flags."""
-    if isinstance(value, dict):
-        # only string values: counts such as prompt_tokens are not secrets
-        return {k: (MASK if isinstance(k, str) and _SECRET_NAME.search(k) and isinstance(
-            v, str) else mask(v)) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [mask(v) for v in value]
-    if isinstance(value, str):
-        return _SECRET_FLAG.sub(lambda m: m.group(1) + MASK, _SECRET_VALUE.sub(MASK, value))
-    return value
-
 
 class Transcript:
     def __init__(self, path: Path, echo: Callable[[str, str, str], None] | None = None,
                  secrets: list[str] | None = None) -> None:
         self.path = path
-        self.secrets = [s for s in (secrets or []) if len(s) >= 6]  # exact values to redact
+        remember(secrets or [])  # exact values to mask, besides what the config holds
         self.echo = echo  # (node, kind, text): shows the reasoning as it happens
         self.seq = self._last_seq()
 
@@ -74,8 +55,6 @@ class Transcript:
     def _write(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, default=str)
-        for secret in self.secrets:
-            line = line.replace(secret, MASK)
         with open(self.path, "a") as out:
             out.write(line + "\n")
             out.flush()

@@ -101,20 +101,6 @@ def test_budget_is_respected(seed_lab: Path) -> None:
     assert result["launches"] == 2
 
 
-def test_secrets_never_reach_the_session(tmp_path: Path) -> None:
-    lab = tmp_path / "lab"
-    create_lab("seed", lab)
-    config = (lab / "debug-agent.toml").read_text()
-    secret = "hf_abcdefghijklmnop1234"
-    (lab / "debug-agent.toml").write_text(
-        config.replace('env = { PYTHONPATH', f'env = {{ HF_TOKEN = "{secret}", PYTHONPATH'))
-    result, _ = _investigate(lab, "--max-launches", "3")
-    session = Path(result["session_dir"])
-    for path in session.rglob("*"):
-        if path.is_file() and path.suffix in (".jsonl", ".md", ".json"):
-            assert secret not in path.read_text(errors="replace"), path
-
-
 def test_lab_bench_scores_against_the_truth() -> None:
     done = run_cli("lab", "bench", "--scenarios", "2", "--seed", "3", "--json", timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

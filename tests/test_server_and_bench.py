@@ -15,7 +15,8 @@ from tools.bench_command import run_command_bench
 from tools.config import BenchSection, load_config
 from tools.node import LocalNode
 from tools.server import free_port, running_server
-from tools.worker_env import MASK, mask_secrets, worker_env
+from tools.secrets import MASK, mask
+from tools.worker_env import worker_env
 
 
 def _lab_server(lab: Path, tmp_path: Path):
@@ -46,9 +47,12 @@ def test_worker_env_sees_sitecustomize_in_the_schedulers(seed_lab: Path, tmp_pat
     assert report.reached_all("PYTHONPATH", "python")
 
 
-def test_secret_looking_names_are_masked() -> None:
-    env = mask_secrets({"SGLANG_API_KEY": "sk-123", "HF_TOKEN": "hf_x", "NCCL_PROTO": "LL"})
-    assert env == {"SGLANG_API_KEY": MASK, "HF_TOKEN": MASK, "NCCL_PROTO": "LL"}
+def test_secret_looking_names_are_masked_and_told_apart() -> None:
+    env = mask({"SGLANG_API_KEY": "sk-123", "HF_TOKEN": "hf_x", "NCCL_PROTO": "LL",
+                "OTHER_TOKEN": "sk-123", "tokenizer_path": "/models/x"})
+    assert env["NCCL_PROTO"] == "LL" and env["tokenizer_path"] == "/models/x"
+    assert all(env[k].startswith(MASK) for k in ("SGLANG_API_KEY", "HF_TOKEN", "OTHER_TOKEN"))
+    assert env["SGLANG_API_KEY"] == env["OTHER_TOKEN"] != env["HF_TOKEN"]
 
 
 def test_openai_bench_against_the_lab(seed_lab: Path, tmp_path: Path) -> None:

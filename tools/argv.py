@@ -28,3 +28,14 @@ def set_option(argv: list[str], flag: str, value: str | None) -> list[str]:
     if value is not None:
         out += [flag] if value == "" else [flag, value]
     return out
+
+
+def option_value(argv: list[str], flag: str) -> str | None:
+    """The value argparse would read for `flag` (`--flag v` or `--flag=v`; the last one wins)."""
+    found = None
+    for i, arg in enumerate(argv):
+        if arg == flag and i + 1 < len(argv):
+            found = argv[i + 1]
+        elif arg.startswith(flag + "="):
+            found = arg.split("=", 1)[1]
+    return found

@@ -45,6 +45,10 @@ class BenchResult(BaseModel):
     metrics: dict[str, Metric]
 
 
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
 def _prompt(input_len: int, i: int) -> str:
     # about four characters per token, and a different prompt per request
     return (f"request {i}: " + "tell me about speculative decoding " * input_len)[: input_len * 4]
@@ -148,16 +152,19 @@ def _model_name(client: httpx.Client, base_url: str) -> str:
 
 def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, input_len: int,
                    output_len: int, warmup: int = 1, timeout_s: float = 600.0,
-                   on_done: Callable[[int, int], None] | None = None) -> BenchResult:
+                   on_done: Callable[[int, int], None] | None = None,
+                   api_key: str | None = None) -> BenchResult:
     """`requests` streamed calls at `concurrency`, after `warmup` discarded ones.
 
-    kind "generate" posts to SGLang's /generate, "openai" to /v1/completions.
+    kind "generate" posts to SGLang's /generate, "openai" to /v1/completions; `api_key` is the
+    server's --api-key, sent as a bearer token.
     """
     base_url = base_url.rstrip("/")
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     try:
         # plain HTTP to a local server: skip building a TLS context (tens of ms per client)
-        with httpx.Client(timeout=timeout_s, limits=limits, verify=False) as client:
+        with httpx.Client(timeout=timeout_s, limits=limits, verify=False,
+                          headers=auth_headers(api_key)) as client:
             if kind == "openai":
                 url, model = base_url + "/v1/completions", _model_name(client, base_url)
 
@@ -171,12 +178,17 @@ def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, in
 
             for i in range(warmup):
                 one(-1 - i)
-            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            pool = ThreadPoolExecutor(max_workers=concurrency)
+            try:
                 samples = []
                 for future in [pool.submit(one, i) for i in range(requests)]:
                     samples.append(future.result())
                     if on_done:
                         on_done(len(samples), requests)
+            finally:
+                # on Ctrl-C or an error, never wait for requests still in flight: stopping the
+                # server (the caller's next step) ends them
+                pool.shutdown(wait=False, cancel_futures=True)
     except httpx.HTTPError as e:
         raise BenchError(f"benchmark request to {base_url} failed: {type(e).__name__}: "
                          f"{e}") from None

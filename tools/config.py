@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tools import secrets
 from tools.errors import ToolError
 
 CONFIG_NAME = "debug-agent.toml"
@@ -133,8 +134,19 @@ def load_config(path: Path) -> TargetConfig:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     try:
-        return TargetConfig.model_validate(data)
+        config = TargetConfig.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+    learn_secrets(config)
+    return config
+
+
+def learn_secrets(config: TargetConfig) -> None:
+    """The config's credentials, remembered so that nothing written or printed shows them."""
+    secrets.learn_env(config.launch.env)
+    secrets.learn_env(config.baseline.env or {})
+    for command in (config.launch.command, config.baseline.command, config.bench.command):
+        if command:
+            secrets.learn_command(command)

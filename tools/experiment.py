@@ -24,6 +24,7 @@ from tools.errors import ToolError
 from tools.import_trace import ImportTrace
 from tools.measure import measure
 from tools.node import Node, open_node
+from tools.secrets import mask_files
 from tools.ssh_host import HostLost
 from tools.worker_env import WorkerEnv
 
@@ -132,18 +133,22 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
     state = _state(config, cands, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     measured, logs = [], []
-    with open_node(config, config_dir, out_dir) as node, node.worktree(
-            cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch") as tree:
-        cwd = tree / node.subdir
-        env = node.traced_env(state.env, cwd) if trace else state.env
-        for i in range(launches):
-            log = out_dir / f"server-{i + 1}.log"
-            logs.append(str(log))
-            measured.append(measure(config, node, cwd, log, transform_argv=state.argv,
-                                    launch_env=env, command=state.command, requests=samples,
-                                    before_stop=_trace_waiter(node) if trace else None,
-                                    on_phase=on_phase, on_request=on_request))
-        imports = node.read_trace(tree) if trace else None
+    try:
+        with open_node(config, config_dir, out_dir) as node, node.worktree(
+                cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch") as tree:
+            cwd = tree / node.subdir
+            env = node.traced_env(state.env, cwd) if trace else state.env
+            for i in range(launches):
+                log = out_dir / f"server-{i + 1}.log"
+                logs.append(str(log))
+                measured.append(measure(config, node, cwd, log, transform_argv=state.argv,
+                                        launch_env=env, command=state.command,
+                                        requests=samples,
+                                        before_stop=_trace_waiter(node) if trace else None,
+                                        on_phase=on_phase, on_request=on_request))
+            imports = node.read_trace(tree) if trace else None
+    finally:
+        mask_files(out_dir)  # what the server printed stays, its secrets do not
     pooled = _pool([m.bench.metrics for m in measured])
     if metric is None:  # the speculative cycle when there is one, else throughput
         metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))

@@ -9,7 +9,8 @@ from pathlib import Path, PurePath
 import httpx
 from pydantic import BaseModel
 
-from tools.bench import BenchResult, run_http_bench
+from tools.argv import option_value
+from tools.bench import BenchResult, auth_headers, run_http_bench
 from tools.bench_command import run_command_bench
 from tools.config import TargetConfig
 from tools.errors import ToolError
@@ -33,9 +34,9 @@ def launch_port(command: str, free_port: Callable[[], int]) -> int:
                     "reached")
 
 
-def model_info(base_url: str) -> dict | None:
+def model_info(base_url: str, api_key: str | None = None) -> dict | None:
     """SGLang's /model_info (older: /get_model_info); None for servers without it."""
-    with httpx.Client(timeout=5.0, verify=False) as client:
+    with httpx.Client(timeout=5.0, verify=False, headers=auth_headers(api_key)) as client:
         for route in ("/model_info", "/get_model_info"):
             try:
                 reply = client.get(base_url + route)
@@ -78,7 +79,8 @@ def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
     with node.server(argv, cwd, env, port, log_path, config.launch.ready,
                      config.launch.timeout_s) as server:
         workers = node.worker_env(server.pid)
-        info = model_info(server.base_url)
+        api_key = option_value(argv, "--api-key")
+        info = model_info(server.base_url, api_key)
         if on_phase:
             on_phase("benchmark")
         b = config.bench
@@ -88,7 +90,7 @@ def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
         else:
             result = run_http_bench(server.base_url, b.kind, requests or b.requests,
                                     b.concurrency, b.input_len, b.output_len, b.warmup,
-                                    b.timeout_s, on_done=on_request)
+                                    b.timeout_s, on_done=on_request, api_key=api_key)
         if before_stop:
             before_stop(server.pid)
     return Measurement(argv=argv, env=env, log_path=str(log_path), ready_s=server.ready_s,

@@ -7,16 +7,13 @@ variables set by a parent before it spawned its workers (sitecustomize, launcher
 
 from __future__ import annotations
 
-import re
-
 import psutil
 from pydantic import BaseModel
 
 from tools.errors import ToolError
+from tools.secrets import mask, mask_text
 
 PREFIXES = ("NCCL_", "SGLANG_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
-_SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-MASK = "***"
 
 
 class ProcessEnv(BaseModel):
@@ -41,10 +38,6 @@ class WorkerEnv(BaseModel):
         return all(v is not None and (value is None or v == value) for v in got)
 
 
-def mask_secrets(env: dict[str, str]) -> dict[str, str]:
-    return {k: (MASK if _SECRET.search(k) else v) for k, v in env.items()}
-
-
 def _role(pid: int, name: str, cmdline: list[str], root_pid: int) -> str:
     if pid == root_pid:
         return "main"
@@ -61,7 +54,8 @@ def process_env(pid: int, ppid: int, name: str, cmdline: list[str], environ: dic
     """One process's record: its role, its command line, its relevant variables masked."""
     env = {k: v for k, v in environ.items() if k.startswith(prefixes)}
     return ProcessEnv(pid=pid, ppid=ppid, role=_role(pid, name, cmdline, root_pid),
-                      cmdline=" ".join(cmdline)[:300], env=dict(sorted(mask_secrets(env).items())))
+                      cmdline=mask_text(" ".join(cmdline))[:300],
+                      env=dict(sorted(mask(env).items())))
 
 
 def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv:

@@ -10,9 +10,11 @@ from tools.lab.changes import LabError
 from tools.lab.seed import SEED_CHANGES, SEED_EXPECTED
 from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, hunk_truth, prepare_dir
-from tools.lab.truth import Truth, save_truth
+from tools.lab.truth import Truth, save_truth, truth_path
 
 KINDS = ("seed", "random", "transformers", "tp")
+# temporary folders that hold a lab built for one run (investigate, replay --rerun)
+TEMP_PREFIXES = ("debug-agent-seed-lab-", "debug-agent-rerun-")
 
 
 class LabInfo(BaseModel):
@@ -59,3 +61,14 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
     truth_file = save_truth(dest, truth)
     return LabInfo(kind=kind, path=str(dest), config=str(config), truth=str(truth_file),
                    changes=n_changes)
+
+
+def remove_lab(lab: Path) -> None:
+    """A lab built for one run, removed with its truth (and the temporary folder around it)."""
+    import shutil
+
+    truth_path(lab).unlink(missing_ok=True)
+    parent = lab.parent
+    shutil.rmtree(lab, ignore_errors=True)
+    if parent.name.startswith(TEMP_PREFIXES) and not any(parent.iterdir()):
+        parent.rmdir()

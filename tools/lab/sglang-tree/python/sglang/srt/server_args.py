@@ -52,6 +52,7 @@ class ServerArgs:
     cuda_graph_max_bs: int | None = None
     disable_custom_all_reduce: bool = False
     enable_metrics: bool = False
+    api_key: str | None = None
 
     def __post_init__(self) -> None:
         if self.tokenizer_path is None:

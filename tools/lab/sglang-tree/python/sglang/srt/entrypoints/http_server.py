@@ -117,6 +117,8 @@ class Handler(BaseHTTPRequestHandler):
         app = self.app
         if route in ("/health", "/health_generate", "/ready"):
             self._send(200 if app.ready.is_set() else 503, b"", "text/plain")
+        elif not self._authorized():
+            return
         elif route in ("/server_info", "/get_server_info"):
             self._json(200, app.server_info())
         elif route in ("/model_info", "/get_model_info"):
@@ -130,10 +132,20 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"detail": "Not Found"})
 
+    def _authorized(self) -> bool:
+        """With --api-key, every route but the health checks wants `Authorization: Bearer`."""
+        key = self.app.server_args.api_key
+        if key and self.headers.get("Authorization") != f"Bearer {key}":
+            self._json(401, {"error": "Unauthorized"})
+            return False
+        return True
+
     def do_POST(self) -> None:
         route = self.path.split("?")[0]
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if not self._authorized():
+            return
         if route == "/flush_cache":
             self._send(200, b"Cache flushed.\n", "text/plain")
             return

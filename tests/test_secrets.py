@@ -1,0 +1,91 @@
+"""Secrets from the launch env, the command line and URLs never reach a file of a session, the
+terminal, `--json`, `diff --json` or `logs parse --json`; two different secrets stay apart."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tools.lab.create import create_lab
+from tools.lab.target_config import lab_env
+from tools.secrets import MASK, mask, mask_text
+
+HF_BAD, HF_GOOD = "hf_abcdefghijklmnop1234", "hf_zyxwvutsrqponml9876"
+OPENAI = "sk-proj-0123456789abcdefXYZ"
+API_KEY = "lab-key-0123456789"  # no known token shape: found by its flag
+URL_PASSWORD = "s3cr3t-Pa55"
+PLAIN = "correct horse battery staple"  # no shape at all: found by its name
+SECRETS = (HF_BAD, HF_GOOD, OPENAI, API_KEY, URL_PASSWORD, PLAIN)
+
+
+def _toml(env: dict[str, str]) -> str:
+    return "{ " + ", ".join(f'{k} = "{v}"' for k, v in sorted(env.items())) + " }"
+
+
+def _secret_lab(tmp_path: Path) -> Path:
+    """The seed lab launched with secrets; the good baseline had another HF_TOKEN."""
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    config = (lab / "debug-agent.toml").read_text()
+    env = {**lab_env(), "DB_PASSWORD": PLAIN,
+           "HF_ENDPOINT": f"https://alice:{URL_PASSWORD}@mirror.example.com/hub"}
+    config = config.replace(f"env = {_toml(lab_env())}",
+                            f"env = {_toml({**env, 'HF_TOKEN': HF_BAD})}")
+    config = config.replace("--port {port}", f"--api-key {API_KEY} --port {{port}}")
+    config = config.replace("[bench]", f"[baseline]\nenv = {_toml({**env, 'HF_TOKEN': HF_GOOD})}"
+                            "\n\n[bench]")
+    assert HF_BAD in config and HF_GOOD in config
+    (lab / "debug-agent.toml").write_text(config)
+    return lab
+
+
+def _leaks(text: str) -> list[str]:
+    return [s for s in SECRETS if s in text]
+
+
+def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
+    lab = _secret_lab(tmp_path)
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--max-launches", "6",
+                   cwd=lab, timeout=300, env={"OPENAI_API_KEY": OPENAI})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _leaks(done.stdout + done.stderr) == []
+    result = json.loads(done.stdout)
+    session = Path(result["session_dir"])
+    files = [p for p in session.rglob("*") if p.is_file()]
+    assert any(p.name == "checkpoints.sqlite" for p in files)
+    assert any(p.name.startswith("server-") for p in files)
+    for path in files:
+        assert _leaks(path.read_bytes().decode("utf-8", "replace")) == [], path
+    # the server really ran with them: its log shows the key, masked
+    logs = "".join(p.read_text() for p in files if p.name.startswith("server-"))
+    assert re.search(r"api_key='\*\*\*[0-9a-f]{6}'", logs)
+
+    diff = run_cli("diff", "--json", cwd=lab)
+    assert diff.returncode == 0 and _leaks(diff.stdout) == []
+    hf = next(c for c in json.loads(diff.stdout)["candidates"] if c.get("name") == "HF_TOKEN")
+    assert hf["good"].startswith(MASK) and hf["bad"].startswith(MASK)
+    assert hf["good"] != hf["bad"], "two different secrets must stay told apart"
+
+    raw_log = tmp_path / "raw.log"
+    raw_log.write_text(f"[2026-01-01 00:00:00] server_args=ServerArgs(model_path='m', "
+                       f"api_key='{API_KEY}', tp_size=8)\nerror: HF_TOKEN={HF_BAD} rejected "
+                       f"by https://alice:{URL_PASSWORD}@mirror.example.com\n")
+    parsed = run_cli("logs", "parse", str(raw_log), "--json")
+    assert parsed.returncode == 0 and _leaks(parsed.stdout) == []
+    assert json.loads(parsed.stdout)["server_args"]["tp_size"] == 8
+
+
+def test_masks_keep_ordinary_text_and_tell_values_apart() -> None:
+    code = "    token = tokenizer.encode(prompt)\n    max_new_tokens = 32\n"
+    assert mask_text(code) == code
+    line = ("python -m sglang.launch_server --tokenizer-path /m --api-key abc123xyz "
+            "--max-new-tokens 32 OPENAI_API_KEY='q9q9q9q9' url=https://u:pw123@h/x")
+    out = mask_text(line)
+    assert "abc123xyz" not in out and "q9q9q9q9" not in out and "pw123" not in out
+    assert "--tokenizer-path /m" in out and "--max-new-tokens 32" in out
+    values = mask({"HF_TOKEN": "aaaa1111", "OTHER_TOKEN": "aaaa1111", "API_KEY": "bbbb2222",
+                   "prompt_tokens": 12, "tokenizer_path": "/models/x"})
+    assert values["HF_TOKEN"] == values["OTHER_TOKEN"] != values["API_KEY"]
+    assert values["prompt_tokens"] == 12 and values["tokenizer_path"] == "/models/x"

@@ -1,0 +1,191 @@
+"""Secrets never leave the process: every file, transcript line and printed line goes through
+`mask` first.
+
+Two kinds of evidence make a value secret:
+- what it is called: an env var, a dict key or a flag named like a credential (`HF_TOKEN`,
+  `api_key`, `--api-key`), and the password of a URL (`https://user:pass@host`);
+- what it looks like: the shapes of common tokens (`sk-...`, `hf_...`, `ghp_...`, AWS keys, JWTs).
+
+Values learned from the target config and from this process's environment are remembered, so
+they are masked wherever they turn up later (a server log echoing its arguments, an error line).
+A masked value reads `***` and a short keyed hash of it: two different secrets stay told apart
+(an env candidate's good and bad values, say), equal ones stay equal, and the hash cannot be
+checked against a guess without this machine's key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets as _random
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from tools.state import state_dir
+
+MASK = "***"
+# a credential's name: words of a snake/kebab/camel name, so `tokenizer_path` and
+# `max_new_tokens` are not secrets but `HF_TOKEN`, `admin_api_key` and `db-password` are
+_NAME = re.compile(
+    r"(?:^|[_\-.])(?:(?:api|access|private|secret|auth|client)[_\-]?key|token|secret|"
+    r"password|passwd|credentials?|auth)(?:$|[_\-.])", re.IGNORECASE)
+_SHAPES = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}"
+    r"|github_pat_[A-Za-z0-9_]{8,}|xox[abprs]-[A-Za-z0-9\-]{8,}|AKIA[0-9A-Z]{16}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}|glpat-[A-Za-z0-9_\-]{8,})")
+# a value after a name: quoted (any text but the quote) or bare (up to a separator)
+_VALUE = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>(?!-)[^\s'",)\]}]+))"""
+# `--api-key X`, `--api-key=X`, `NAME=value`, `'name': 'value'`: the name decides (secret_name)
+_FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w\-]*)(?:=|[ \t]+)" + _VALUE)
+_ASSIGN = re.compile(r"\b(?P<name>[A-Za-z_][\w.\-]*)\s*=\s*" + _VALUE)
+_KEY_VALUE = re.compile(r"""['"](?P<name>[A-Za-z_][\w.\-]*)['"]\s*:\s*""" + _VALUE)
+# the password of a URL: scheme://user:password@host
+_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)(@)", re.IGNORECASE)
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+_NOT_SECRET = {"", "None", "null", "none", "true", "false", "True", "False"}
+_MIN_KNOWN = 4  # shorter remembered values would mask ordinary words
+
+_known: set[str] = set()
+_key: bytes | None = None
+
+
+def _machine_key() -> bytes:
+    """A random key kept in the state folder: masks are stable here, unguessable elsewhere."""
+    global _key
+    if _key is None:
+        path = state_dir() / "mask.key"
+        try:
+            _key = path.read_bytes()
+        except OSError:
+            _key = _random.token_bytes(16)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as out:
+                    out.write(_key)
+            except OSError:
+                pass  # a read-only state folder: this process's masks are still consistent
+    return _key
+
+
+def masked(value: str) -> str:
+    """The mask of one secret value: `***` and six hex digits of a keyed hash."""
+    digest = hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256)
+    return MASK + digest.hexdigest()[:6]
+
+
+def secret_name(name: str) -> bool:
+    return bool(_NAME.search(name))
+
+
+def remember(values: Iterable[str | None]) -> None:
+    """Values to mask wherever they appear from now on (in this process)."""
+    for value in values:
+        if value and len(value) >= _MIN_KNOWN and not value.startswith(MASK):
+            _known.add(value)
+
+
+def learn_env(env: Mapping[str, str]) -> None:
+    remember(v for k, v in env.items() if secret_name(k))
+    remember(m.group(0) for v in env.values() for m in _SHAPES.finditer(v))
+
+
+def _value(m: re.Match[str]) -> str:
+    return next(v for v in (m.group("sq"), m.group("dq"), m.group("bare")) if v is not None)
+
+
+def _carries_secret(m: re.Match[str]) -> bool:
+    """A credential-named flag, key or assignment with a value that can be a secret: not a
+    number or None, and for `name = value` a string literal or an env-style NAME (code such as
+    `token = tokenizer.encode(x)` assigns no secret)."""
+    value = _value(m)
+    if value in _NOT_SECRET or value.startswith(MASK) or _NUMBER.fullmatch(value):
+        return False
+    if m.re is _ASSIGN and m.group("bare") is not None and not m.group("name").isupper():
+        return False
+    return secret_name(m.group("name"))
+
+
+def _named_values(text: str) -> Iterable[str]:
+    """The values that credential-named flags, assignments and keys carry in `text`."""
+    for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
+        yield from (_value(m) for m in pattern.finditer(text) if _carries_secret(m))
+
+
+def learn_command(command: str) -> None:
+    """Flag values, URL passwords and credential assignments on a command line."""
+    remember(_named_values(command))
+    remember(m.group(2) for m in _URL_PASSWORD.finditer(command))
+
+
+_learned_environ = False
+
+
+def _learn_environ() -> None:
+    global _learned_environ
+    if not _learned_environ:
+        _learned_environ = True
+        learn_env(os.environ)
+
+
+def mask_text(text: str) -> str:
+    _learn_environ()
+    for value in sorted(_known, key=len, reverse=True):  # longest first: no partial leftovers
+        if value in text:
+            text = text.replace(value, masked(value))
+    if "://" in text:
+        text = _URL_PASSWORD.sub(lambda m: m.group(1) + masked(m.group(2)) + m.group(3), text)
+    text = _SHAPES.sub(lambda m: masked(m.group(0)), text)
+    for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
+        text = pattern.sub(_mask_named, text)
+    return text
+
+
+def _mask_named(m: re.Match[str]) -> str:
+    if not _carries_secret(m):
+        return m.group(0)
+    value = _value(m)
+    start, end = m.span("sq") if m.group("sq") is not None else (
+        m.span("dq") if m.group("dq") is not None else m.span("bare"))
+    whole = m.group(0)
+    return whole[:start - m.start()] + masked(value) + whole[end - m.start():]
+
+
+def mask(value: Any) -> Any:
+    """`value` with every secret masked: strings, dicts, lists and pydantic models, recursively
+    (a model comes back as a new model of its type).
+
+    A string under a credential-named key is masked whole; numbers are never secrets (counts
+    such as `prompt_tokens`).
+    """
+    if isinstance(value, BaseModel):
+        return type(value).model_validate(mask(value.model_dump()))
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, Mapping):
+        return {k: (masked(v) if isinstance(k, str) and isinstance(v, str) and v
+                    and secret_name(k) and not v.startswith(MASK) else mask(v))
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(mask(v) for v in value) if isinstance(value, tuple) else [
+            mask(v) for v in value]
+    return value
+
+
+def mask_files(folder: Path) -> None:
+    """Every text file under `folder` rewritten with its secrets masked (server and bench logs
+    hold what the server printed: its arguments, its environment, its errors)."""
+    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+        if path.is_file() and not path.is_symlink():
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue  # binary: not ours to read
+            clean = mask_text(text)
+            if clean != text:
+                path.write_text(clean)
