@@ -127,8 +127,9 @@ class Chat:
                              watch=(name, value))
 
     def experiment(self, text: str) -> None:
-        words, spec = shlex.split(text), ExperimentSpec()
+        spec = ExperimentSpec()
         try:
+            words = shlex.split(text)
             for flag, value in zip(words[::2], words[1::2], strict=True):
                 if flag in ("--revert", "--apply"):
                     ids = [i for i in value.split(",") if i]

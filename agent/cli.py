@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -115,14 +116,31 @@ def main() -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as e:  # a bug of ours: one line here, the traceback in a file
-        import traceback
+    except OSError as e:
+        if e.errno not in _STORAGE_ERRORS:
+            _internal_error(e)
+        print(f"error: cannot write {e.filename or 'a file'}: {e.strerror}", file=sys.stderr)
+        sys.exit(1)
+    except Exception as e:
+        _internal_error(e)
 
-        from tools.state import state_dir
 
-        path = state_dir() / "last-error.txt"
+# a disk that is full or read-only is the user's to fix, not a bug of ours
+_STORAGE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM}
+
+
+def _internal_error(e: Exception) -> NoReturn:
+    """A bug of ours: one line here, the traceback in a file (where the state folder allows)."""
+    import traceback
+
+    from tools.state import state_dir
+
+    path = state_dir() / "last-error.txt"
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(traceback.format_exc())
-        print(f"error: internal error {type(e).__name__}: {e} (traceback in {path})",
-              file=sys.stderr)
-        sys.exit(2)
+        where = f"traceback in {path}"
+    except OSError:
+        where = "no traceback kept: the state folder is not writable"
+    print(f"error: internal error {type(e).__name__}: {e} ({where})", file=sys.stderr)
+    sys.exit(2)

@@ -28,6 +28,17 @@ def _load(config_path: Path):
     return config, config_dir, cands
 
 
+def _checked_arg(arg: str) -> str:
+    """An --arg value that splits into words (it is appended to the launch command)."""
+    import shlex
+
+    try:
+        shlex.split(arg)
+    except ValueError as e:
+        raise ToolError(f"--arg {arg!r} cannot be split into words: {e}") from None
+    return arg
+
+
 def _split_ids(values: list[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
@@ -83,7 +94,7 @@ def experiment(
 
     target, config_dir, cands = _load(config)
     spec = ExperimentSpec(reverted=_split_ids(revert), applied=_split_ids(apply),
-                          env=_parse_env(env), args=arg)
+                          env=_parse_env(env), args=[_checked_arg(a) for a in arg])
     cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
     run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(cands.repo)), "experiment")
     name = metric or _default_metric(target)

@@ -29,8 +29,10 @@ from agent.transcript import Transcript
 from tools.candidates import open_repo
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
 from tools.errors import ToolError
+from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES, remove_lab
 from tools.session_paths import sessions_root
+from tools.state import state_dir, writable_dir
 from tools.target import target_candidates, target_repo
 
 STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": "",
@@ -125,6 +127,7 @@ def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str |
     import langgraph
 
     symptom = parse_symptom(symptom_text)
+    check_config(target_dir, good)  # what can be known wrong before a launch fails now
     config = load_config(target_dir)
     if good:
         config.target.good = good
@@ -134,8 +137,8 @@ def open_session(target_dir: Path, symptom_text: str, sessions: Path, lab: str |
                         f"{config.target.good!r}: nothing to investigate")
     metric = config.bench.metric if config.bench.kind == "command" else symptom.metric
     session_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-    session_dir = sessions / session_id
-    session_dir.mkdir(parents=True)
+    session_dir = writable_dir(sessions, "the sessions folder") / session_id
+    session_dir.mkdir()
     options = (llm or LLMOptions()).merged(config.llm)
     transcript = Transcript(session_dir / "transcript.jsonl", echo=echo,
                             secrets=[options.api_key] if options.api_key else [])
@@ -178,19 +181,27 @@ def investigate(symptom_text: str, cwd: Path, good: str | None = None,
                 lab_dir: Path | None = None, llm: LLMOptions | None = None) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
+    writable_dir(state_dir(), "the state folder")  # lab truths and pidfiles go there
     target_dir, lab = _target(cwd, lab_dir, console)
-    config = load_config(target_dir)
-    repo_root = (None if config.host is not None  # the repo is on the node
-                 else Path(open_repo(target_repo(config, target_dir)).working_tree_dir
-                           or target_dir))
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), console=console, transient=True) as bar:
-        state, ctx = open_session(target_dir, symptom_text, sessions_root(cwd, repo_root), lab,
-                                  good, max_launches, max_minutes, _echo(console),
-                                  _LaunchProgress(bar), llm)
-        result = _run_interruptible(Path(state.session_dir), ctx, state, console)
-    if lab and lab_dir is None:  # the seed lab we built for this run: finished, it goes
-        remove_lab(target_dir)
+    built_here = lab is not None and lab_dir is None  # a seed lab for this run only
+    started = finished = False
+    try:
+        config = load_config(target_dir)
+        repo_root = (None if config.host is not None  # the repo is on the node
+                     else Path(open_repo(target_repo(config, target_dir)).working_tree_dir
+                               or target_dir))
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      MofNCompleteColumn(), console=console, transient=True) as bar:
+            state, ctx = open_session(target_dir, symptom_text, sessions_root(cwd, repo_root),
+                                      lab, good, max_launches, max_minutes, _echo(console),
+                                      _LaunchProgress(bar), llm)
+            started = True
+            result = _run_interruptible(Path(state.session_dir), ctx, state, console)
+        finished = True
+    finally:
+        # kept while a session may still resume on it; gone once finished or never started
+        if built_here and (finished or not started):
+            remove_lab(target_dir)
     _print_result(result, console, as_json)
     return result
 

@@ -85,3 +85,24 @@ def test_unknown_and_ambiguous_ids(seed_lab: Path) -> None:
     assert cands.by_id(["parallel_state"])[0].file.endswith("parallel_state.py")
     with pytest.raises(ToolError, match="ambiguous"):
         cands.by_id(["s"])  # scheduler-…, server_args-…, sitecustomize-…
+
+
+QUOTED_NAMES = ["sp ace.py", "é.py", "new\nline.py", "tab\tx.py", 'quo"te.py', "back\\slash.py"]
+
+
+def test_names_git_quotes_are_read_and_apply_one_by_one_and_together(tmp_path: Path) -> None:
+    from tools.worktree import scratch_worktree
+
+    repo = make_repo(tmp_path, {name: "x = 1\n" for name in QUOTED_NAMES})
+    for name in QUOTED_NAMES:
+        (repo / name).write_text("x = 2\n")
+    (repo / "new é file.py").write_text("y = 1\n")  # untracked
+    _, hunks = hunk_candidates(open_repo(repo), "good")
+    assert sorted(c.file or "" for c in hunks) == sorted([*QUOTED_NAMES, "new é file.py"])
+    assert {c.origin for c in hunks if c.file != "new é file.py"} == {"uncommitted"}
+    sha = sh(repo, "git", "rev-parse", "good").strip()
+    for c in hunks:
+        with scratch_worktree(repo, sha, [c.patch]) as tree:
+            assert (tree / (c.file or "")).read_text() in ("x = 2\n", "y = 1\n")
+    with scratch_worktree(repo, sha, [c.patch for c in hunks]) as tree:
+        assert all((tree / name).read_text() == "x = 2\n" for name in QUOTED_NAMES)

@@ -7,6 +7,7 @@ time to first token) when it reports them, else from the client's clock; each me
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -43,6 +44,12 @@ class Metric(BaseModel):
 class BenchResult(BaseModel):
     samples: list[RequestSample]
     metrics: dict[str, Metric]
+
+
+def is_measurement(value: object) -> bool:
+    """A time or a rate: a finite number above zero (NaN, inf, 0 and negatives are not)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value > 0)
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
@@ -106,9 +113,11 @@ def _one_generate(client: httpx.Client, url: str, input_len: int, output_len: in
             first_client = time.perf_counter() - start
             first_server = meta.get("e2e_latency")
     client_latency = time.perf_counter() - start
-    if "completion_tokens" not in meta:
-        raise BenchError(f"POST {url} replied without meta_info.completion_tokens")
-    server = meta.get("e2e_latency") is not None and first_server is not None
+    if not is_measurement(meta.get("completion_tokens")):
+        raise BenchError(f"POST {url} replied without a token count "
+                         f"(meta_info.completion_tokens = {meta.get('completion_tokens')!r})")
+    # the server's clock when it gives usable times; else ours (never a NaN or negative time)
+    server = is_measurement(meta.get("e2e_latency")) and is_measurement(first_server)
     return RequestSample(
         latency_s=meta["e2e_latency"] if server else client_latency,
         ttft_s=first_server if server else first_client,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 import statistics
 from pathlib import Path, PurePath
 from typing import Protocol
 
-from tools.bench import BenchError, BenchResult, Metric
+from tools.bench import BenchError, BenchResult, Metric, is_measurement
 from tools.bench_output import parse_bench_serving_block
 from tools.config import BenchSection
 from tools.errors import ToolError
@@ -47,7 +46,7 @@ def _from_jsonl(node: Shell, path: PurePath, key: str) -> list[float]:
             value = json.loads(line).get(key)
         except (json.JSONDecodeError, AttributeError):
             continue
-        if isinstance(value, int | float) and math.isfinite(value):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             values.append(float(value))
     return values
 
@@ -90,6 +89,11 @@ def run_command_bench(bench: BenchSection, node: Shell, cwd: PurePath, env: dict
     if not values:
         raise BenchError(f"the bench command's output has no value for {bench.metric!r} "
                          f"(see {log_path})")
+    wrong = [v for v in values if not is_measurement(v)]
+    if wrong:
+        raise BenchError(f"the bench command gave {bench.metric} = "
+                         f"{', '.join(f'{v:g}' for v in wrong[:3])}: not a measurement (a time or "
+                         f"rate is a finite number above zero; see {log_path})")
     metric = Metric(name=bench.metric, unit=bench.unit, median=statistics.median(values),
                     mean=statistics.fmean(values), samples=values, source="command")
     return BenchResult(samples=[], metrics={bench.metric: metric})

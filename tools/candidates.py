@@ -18,6 +18,7 @@ from unidiff.errors import UnidiffParseError
 
 from tools.config import CONFIG_NAME, TargetConfig
 from tools.errors import ToolError
+from tools.git_paths import header_name, unquote
 
 # untracked paths that belong to debug-agent, not to the change under study
 OWN_PATHS = (CONFIG_NAME, ".debug-agent", "sessions/")
@@ -67,6 +68,8 @@ class CandidateSet(BaseModel):
 
 
 def open_repo(path: Path) -> git.Repo:
+    if path.exists() and not path.is_dir():
+        raise GitError(f"{path} is a file, not the folder of a git repository")
     try:
         repo = git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -91,7 +94,7 @@ def _hunk_id(path: str, lines: list[str]) -> str:
 def _untracked_patches(repo: git.Repo) -> str:
     """New files git does not know yet, as `git diff` would show them once added."""
     patches = []
-    for path in repo.git.ls_files("--others", "--exclude-standard").splitlines():
+    for path in untracked_paths(repo):
         if not path or path.startswith(OWN_PATHS):
             continue
         # --no-index exits 1 when the files differ, which they always do here
@@ -102,6 +105,13 @@ def _untracked_patches(repo: git.Repo) -> str:
     return "".join(patches)
 
 
+def untracked_paths(repo: git.Repo) -> list[str]:
+    """New files git does not know yet, NUL-separated: any name survives (spaces, newlines)."""
+    listed = repo.git.ls_files("-z", "--others", "--exclude-standard",
+                               strip_newline_in_stdout=False)
+    return [p for p in listed.split("\0") if p]
+
+
 def _diff_text(repo: git.Repo, good_sha: str) -> str:
     tracked = repo.git.diff(good_sha, "--no-renames", "--no-color", "-U3", "--", ".",
                             *[f":(exclude){p}" for p in OWN_PATHS],
@@ -109,12 +119,13 @@ def _diff_text(repo: git.Repo, good_sha: str) -> str:
     return tracked + _untracked_patches(repo)
 
 
+
 def _changed_lines(patch: PatchSet) -> dict[str, set[str]]:
     """For each file, the lines a patch adds or removes (with their +/- sign)."""
     changed: dict[str, set[str]] = {}
     for pfile in patch:
         for hunk in pfile:
-            changed.setdefault(pfile.path, set()).update(
+            changed.setdefault(unquote(pfile.path), set()).update(
                 str(line) for line in hunk if line.is_added or line.is_removed)
     return changed
 
@@ -137,14 +148,14 @@ def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
         raise GitError(f"cannot read the diff against {good}: {e}") from None
     uncommitted = _changed_lines(PatchSet(repo.git.diff(
         "HEAD", "--no-renames", "--no-color", strip_newline_in_stdout=False)))
-    untracked = set(repo.git.ls_files("--others", "--exclude-standard").splitlines())
+    untracked = set(untracked_paths(repo))
     candidates = []
     for pfile in patch:
         if pfile.is_binary_file:
             continue
-        path = pfile.path
-        source = "/dev/null" if pfile.is_added_file else f"a/{path}"
-        target = "/dev/null" if pfile.is_removed_file else f"b/{path}"
+        path = unquote(pfile.path)
+        source = header_name("a/", None if pfile.is_added_file else path)
+        target = header_name("b/", None if pfile.is_removed_file else path)
         for hunk in pfile:
             body = [str(line) for line in hunk]
             header = (f"@@ -{hunk.source_start},{hunk.source_length} "

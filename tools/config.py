@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tools import secrets
 from tools.errors import ToolError
@@ -29,11 +37,49 @@ class TargetSection(_Section):
     good: str = "HEAD"
 
 
+def _words(command: str | None, where: str) -> str | None:
+    """A command line that splits into words the way the shell would; else a clear error."""
+    if command is None:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError as e:
+        raise ValueError(f"{where} cannot be split into words ({e}): {command!r}") from None
+    if not words:
+        raise ValueError(f"{where} is empty")
+    return command
+
+
+def _regex(pattern: str | None, where: str) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ValueError(f"{where} is not a valid regular expression ({e}): "
+                             f"{pattern!r}") from None
+    return pattern
+
+
 class LaunchSection(_Section):
     command: str
     env: dict[str, str] = Field(default_factory=dict)
     ready: str = "/health"  # an HTTP path to poll, or "log:<regex>" to wait for a log line
-    timeout_s: float = 900.0
+    timeout_s: float = Field(default=900.0, gt=0)
+
+    @field_validator("command")
+    @classmethod
+    def _command_words(cls, command: str) -> str:
+        return _words(command, "the command") or command
+
+    @field_validator("ready")
+    @classmethod
+    def _ready_form(cls, ready: str) -> str:
+        if ready.startswith("log:"):
+            return _regex(ready[4:], "the log: pattern") or ready
+        if not ready.startswith("/"):
+            raise ValueError(f"{ready!r} is neither an HTTP path (starting with '/', e.g. "
+                             "\"/health\") nor \"log:<regex>\"")
+        return ready
 
 
 class BaselineSection(_Section):
@@ -41,6 +87,11 @@ class BaselineSection(_Section):
 
     command: str | None = None
     env: dict[str, str] | None = None
+
+    @field_validator("command")
+    @classmethod
+    def _command_words(cls, command: str | None) -> str | None:
+        return _words(command, "the command")
 
 
 class BenchSection(_Section):
@@ -50,7 +101,7 @@ class BenchSection(_Section):
     input_len: int = Field(default=32, ge=1)
     output_len: int = Field(default=256, ge=1)
     warmup: int = Field(default=1, ge=0)
-    timeout_s: float = 1800.0
+    timeout_s: float = Field(default=1800.0, gt=0)
     # a launch's value: the median of its requests, or the best one. "best" suits a host whose
     # interference only ever slows requests (a shared VM: periods of a 2x slower CPU), but it
     # hides a regression that slows only some requests
@@ -70,6 +121,8 @@ class BenchSection(_Section):
     def _command_needs_a_command(self) -> BenchSection:
         if self.kind == "command" and not self.command:
             raise ValueError('kind = "command" needs bench.command')
+        _words(self.command, "bench.command")
+        _regex(self.metric_regex, "bench.metric_regex")
         return self
 
 
@@ -138,7 +191,8 @@ def load_config(path: Path) -> TargetConfig:
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
-        raise ConfigError(f"{path}: {where}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{path}: {where}: {message}") from None
     learn_secrets(config)
     return config
 

@@ -92,9 +92,12 @@ def _executable(word: str, cwd: Path) -> bool:
     return word == "{python}" or shutil.which(word) is not None or (cwd / word).exists()
 
 
-def check_config(path: Path) -> CheckReport:
-    """Everything that can be checked without launching; one line saying all that is wrong."""
+def check_config(path: Path, good: str | None = None) -> CheckReport:
+    """Everything that can be checked without launching; one line saying all that is wrong.
+    `good` stands for the config's good ref (investigate --good)."""
     config: TargetConfig = load_config(path)
+    if good:
+        config.target.good = good
     if config.host is not None:
         return _check_remote(path, config)
     config_dir = (path if path.is_dir() else path.parent).resolve()

@@ -16,7 +16,7 @@ from pathlib import Path, PurePath, PurePosixPath
 from tools.config import TargetConfig
 from tools.import_trace import ImportTrace, read_trace, traced_env
 from tools.remote_supervisor import RemoteSupervisor, supervised
-from tools.server import ServerInfo, wait_ready
+from tools.server import ServerError, ServerInfo, exit_code, exit_error, wait_ready
 from tools.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.ssh_tunnel import forwarded_port
 from tools.worker_env import WorkerEnv, process_env
@@ -69,6 +69,11 @@ class RemoteNode:
             if not isinstance(e, HostLost) and self._lost():
                 raise HostLost(f"connection to {self.host.endpoint.label} lost during the "
                                f"experiment ({type(e).__name__})") from None
+            code = None if isinstance(e, ServerError) else exit_code(
+                lambda: self.sup.call("poll")["exit"])
+            if code is not None:  # the server ended: that, not a reset connection, is the news
+                raise exit_error(code, self._read(remote_log), str(log_path),
+                                 "the benchmark") from None
             raise
         finally:
             # on a dropped connection the supervisor stops the group itself

@@ -14,6 +14,7 @@ from typing import IO
 import psutil
 
 from tools import group_keeper
+from tools.errors import ToolError
 
 
 def start_group(argv: list[str], cwd: Path, env: dict[str, str],
@@ -22,9 +23,12 @@ def start_group(argv: list[str], cwd: Path, env: dict[str, str],
 
     A keeper (tools/group_keeper.py) stops the group if this process dies before `stop_group`.
     """
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output,
-                            stderr=subprocess.STDOUT if output is not None else None,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output,
+                                stderr=subprocess.STDOUT if output is not None else None,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
+        raise ToolError(f"cannot start {argv[0]!r} in {cwd}: {e.strerror}") from None
     try:
         group_keeper.keep(proc.pid)
     except BaseException:

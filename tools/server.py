@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import time
@@ -113,6 +114,24 @@ def _ready(base_url: str, ready: str, log_text: Callable[[], str],
         return False
 
 
+def exit_error(code: int, log_text: str, log_name: str, during: str) -> ServerError:
+    """The server is gone: how it ended, its last log line, where its log is."""
+    lines = log_text.strip().splitlines()
+    how = (f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in
+           signal.valid_signals() else f"exited with code {code}")
+    return ServerError(f"server {how} during {during}: {lines[-1] if lines else '(empty log)'} "
+                       f"(log: {log_name})")
+
+
+def exit_code(poll: Callable[[], int | None], grace_s: float = 1.0) -> int | None:
+    """The server's exit code if it has ended or ends within `grace_s` (a request error may
+    come a moment before the process is reaped)."""
+    deadline = time.monotonic() + grace_s
+    while (code := poll()) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return code
+
+
 def wait_ready(poll: Callable[[], int | None], base_url: str, ready: str,
                log_text: Callable[[], str], log_name: str, timeout_s: float) -> float:
     """Seconds until `ready` holds; a one-line ServerError if the server exits or times out.
@@ -126,9 +145,7 @@ def wait_ready(poll: Callable[[], int | None], base_url: str, ready: str,
                 return time.monotonic() - start
             code = poll()
             if code is not None:
-                lines = log_text().strip().splitlines()
-                raise ServerError(f"server exited with code {code} during start-up: "
-                                  f"{lines[-1] if lines else ''} (log: {log_name})")
+                raise exit_error(code, log_text(), log_name, "start-up")
             if time.monotonic() - start > timeout_s:
                 raise ServerError(f"server not ready after {timeout_s:g} s (waited for {ready}; "
                                   f"log: {log_name})")
@@ -156,8 +173,15 @@ def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, l
     try:
         ready_s = wait_ready(proc.poll, base_url, ready, lambda: _read(log_path),
                              str(log_path), timeout_s)
-        yield ServerInfo(pid=proc.pid, port=port, base_url=base_url, node_url=base_url,
-                         log_path=str(log_path), ready_s=ready_s)
+        try:
+            yield ServerInfo(pid=proc.pid, port=port, base_url=base_url, node_url=base_url,
+                             log_path=str(log_path), ready_s=ready_s)
+        except Exception:
+            # a reset connection is the symptom; the server's own end is the news
+            code = exit_code(proc.poll)
+            if code is not None:
+                raise exit_error(code, _read(log_path), str(log_path), "the benchmark") from None
+            raise
     finally:
         stop_group(proc)
         pidfile.unlink(missing_ok=True)

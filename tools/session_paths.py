@@ -11,7 +11,7 @@ import secrets
 import time
 from pathlib import Path
 
-from tools.state import state_dir
+from tools.state import state_dir, writable_dir
 
 
 def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = None) -> Path:
@@ -27,6 +27,6 @@ def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = Non
 
 def new_run_dir(root: Path, label: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = root / f"{stamp}-{label}-{secrets.token_hex(2)}"
-    path.mkdir(parents=True)
+    path = writable_dir(root, "the sessions folder") / f"{stamp}-{label}-{secrets.token_hex(2)}"
+    path.mkdir()
     return path
