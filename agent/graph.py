@@ -17,7 +17,7 @@ import git
 
 from agent import calibration, confirmation, search
 from agent.gather import describe, facts_from
-from agent.hypothesize import hypothesize
+from agent.hypothesize import SHOWN_EACH, dropped_summary, hypothesize
 from agent.levels import between, ensure_config, noise, request, update_levels
 from agent.llm.claims import apply_rankings
 from agent.llm.reasoner import LLMReasoner
@@ -86,15 +86,25 @@ def build_graph(ctx: Context, checkpointer=None):
 
     def hypothesize_node(state: InvestigationState) -> dict:
         s = state.model_copy(deep=True)
-        for sentence in hypothesize(s, ctx.repo):
-            log("hypothesize", "hypothesis", sentence)
+        sentences = hypothesize(s, ctx.repo)
+        many = len(s.dropped) > SHOWN_EACH
+        for sentence in sentences:
+            log("hypothesize", "hypothesis", sentence, quiet=many)
+        if many:  # the terminal gets one line per reason; the transcript has every one above
+            for line in dropped_summary(s):
+                log("hypothesize", "thought", line)
         if ctx.reasoner is not None:
             apply_rankings(s, ctx.reasoner.rank(s), log)
             s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
-        kept = [h for h in s.hypotheses.values() if h.status == "open"]
-        for h in sorted(kept, key=lambda h: -h.prior):
+        kept = sorted((h for h in s.hypotheses.values() if h.status == "open"),
+                      key=lambda h: -h.prior)
+        for rank, h in enumerate(kept):
             log("hypothesize", "hypothesis", f"kept {h.candidate} (prior {h.prior:.2g}: "
-                f"{'; '.join(h.reasons)})", candidate=h.candidate, prior=h.prior)
+                f"{'; '.join(h.reasons)})", candidate=h.candidate, prior=h.prior,
+                quiet=rank >= SHOWN_EACH)
+        if len(kept) > SHOWN_EACH:
+            log("hypothesize", "thought", f"... and {len(kept) - SHOWN_EACH} more kept "
+                "(every one in the transcript)")
         s.phase = "calibrate"
         return _fields(s)
 

@@ -48,6 +48,19 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     return said
 
 
+SHOWN_EACH = 10  # past this many, the terminal summarises (the transcript keeps each one)
+
+
+def dropped_summary(state: InvestigationState, examples: int = 3) -> list[str]:
+    """One line per reason for dropping: how many, and a few of them."""
+    by_reason: dict[str, list[str]] = {}
+    for verdict in state.dropped:
+        by_reason.setdefault(verdict.reason, []).append(verdict.candidate)
+    return [f"dropped {len(ids)} candidate{'s' * (len(ids) > 1)}: {reason} (e.g. "
+            f"{', '.join(ids[:examples])}{', ...' if len(ids) > examples else ''})"
+            for reason, ids in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+
+
 def _arrival(state: InvestigationState, c) -> list[str]:
     """Did the env vars this candidate sets reach the workers? Recorded either way."""
     if state.facts is None or state.facts.workers is None:

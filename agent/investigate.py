@@ -267,10 +267,16 @@ def resume(session: Path, as_json: bool = False) -> dict:
     return result
 
 
+MAX_SHOWN_CHARS = 400  # a terminal line; the transcript keeps the whole text
+
+
 def _echo(console: Console) -> Callable[[str, str, str], None]:
     def echo(node: str, kind: str, text: str) -> None:
         if kind in STYLE:
             style = STYLE[kind]
+            if len(text) > MAX_SHOWN_CHARS:
+                text = (f"{text[:MAX_SHOWN_CHARS]}... ({len(text) - MAX_SHOWN_CHARS} more "
+                        "characters in the transcript)")
             console.print(f"[dim]{node:>11}[/dim] " + (f"[{style}]{escape(text)}[/{style}]"
                                                        if style else escape(text)))
 

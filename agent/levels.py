@@ -14,6 +14,12 @@ def all_ids(state: InvestigationState) -> set[str]:
     return {c.id for c in state.candidates}
 
 
+def members(ids: list[str], shown: int = 4) -> str:
+    """`{a, b, c, d, +96 more}`: a set named in a line people read (ids are kept whole)."""
+    more = f", +{len(ids) - shown} more" if len(ids) > shown + 1 else ""
+    return "{" + ", ".join(ids[:shown] if more else ids) + more + "}"
+
+
 def ensure_config(state: InvestigationState, held: set[str]) -> Config:
     """The config holding exactly `held` (the bad-side candidates present), made if new."""
     key = config_key(held)
@@ -25,9 +31,9 @@ def ensure_config(state: InvestigationState, held: set[str]) -> Config:
         elif not held:
             label, base, ids = "good", "good", []
         elif len(reverted) <= len(applied):
-            label, base, ids = f"bad - {{{', '.join(reverted)}}}", "bad", reverted
+            label, base, ids = f"bad - {members(reverted)}", "bad", reverted
         else:
-            label, base, ids = f"good + {{{', '.join(applied)}}}", "good", applied
+            label, base, ids = f"good + {members(applied)}", "good", applied
         state.configs[key] = Config(key=key, label=label, base=base, ids=ids)
     return state.configs[key]
 

@@ -45,12 +45,15 @@ class Transcript:
             return
         self._write({"kind": "header", "schema": SCHEMA, "ts": time.time(), **mask(payload)})
 
-    def event(self, node: str, kind: str, text: str, **payload: Any) -> None:
+    def event(self, node: str, kind: str, text: str, *, quiet: bool = False,
+              **payload: Any) -> None:
+        """One event; `quiet` keeps it off the terminal (a summary line stands for many)."""
         self.seq += 1
+        text = mask(text)
         self._write({"seq": self.seq, "ts": round(time.time(), 3), "node": node, "kind": kind,
-                     "text": mask(text), "payload": mask(payload)})
-        if self.echo:
-            self.echo(node, kind, mask(text))
+                     "text": text, "payload": mask(payload)})
+        if self.echo and not quiet:
+            self.echo(node, kind, text)
 
     def _write(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

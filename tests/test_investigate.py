@@ -109,3 +109,23 @@ def test_lab_bench_scores_against_the_truth() -> None:
                                    "median_bisect_launches", "median_ddmin_launches"}
     assert out["summary"]["wrong"] == 0 and len(out["scenarios"]) == 2
     assert all(s["bisect_launches"] >= 2 for s in out["scenarios"])
+
+
+def test_hundreds_of_drops_print_one_line_per_reason(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    unused = lab / "python" / "sglang" / "srt" / "unused"
+    unused.mkdir()
+    for i in range(120):  # modules no server process ever imports
+        (unused / f"helper_{i:03d}.py").write_text(f"def helper_{i}():\n    return {i}\n")
+    done = run_cli("investigate", "--symptom", "verify 29ms", cwd=lab, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = (done.stdout + done.stderr).splitlines()
+    assert max(len(line) for line in printed) < 1000
+    summary = [line for line in printed if "dropped 12" in line]
+    assert len(summary) == 1 and "file never imported (e.g. " in summary[0], printed[:40]
+    assert not any("dropped helper_" in line for line in printed)
+    session = next(line.split("report: ")[1] for line in printed if "report: " in line)
+    events = [json.loads(line) for line in
+              Path(session).with_name("transcript.jsonl").read_text().splitlines()[1:]]
+    assert sum(e["text"].startswith("dropped helper_") for e in events) == 120

@@ -83,10 +83,13 @@ timeout_s = 300
 
 [bench]
 kind = "generate"
-requests = 4
+requests = 6
 input_len = 16
 output_len = 32
 warmup = 1
+# a launch's value is its fastest request: on a CPU shared with other work, interference only
+# ever slows a request, and the culprit slows every verify, so the fastest one shows it cleanly
+per_launch = "best"
 
 [budget]
 max_launches = 30
