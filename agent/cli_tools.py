@@ -124,10 +124,11 @@ def env(
     var: Annotated[list[str], typer.Option(help="Only these variables.")] = [],  # noqa: B006
     as_json: JsonOpt = False,
 ) -> None:
-    """The NCCL_*/SGLANG_*/CUDA_*/PYTHON* variables each process of a server was started with."""
+    """The NCCL_*/SGLANG_*/CUDA_*/PYTHON* variables (and those named by --var) each process of a
+    server was started with."""
     from tools.worker_env import worker_env
 
-    report = worker_env(pid)
+    report = worker_env(pid, frozenset(var))
     if var:
         for proc in report.processes:
             proc.env = {k: v for k, v in proc.env.items() if k in var}
@@ -171,11 +172,16 @@ def paths(
                                               "unpacked wheel (default: the target repo).")] = None,
     arch: Annotated[str | None, typer.Option(help="The model architecture, if the log does "
                                              "not say (e.g. DeepseekV3ForCausalLM).")] = None,
+    gpu: Annotated[str | None, typer.Option(help="The server's GPU, if the log does not say: "
+                                            "sm120, 9.0, gfx942, cuda, hip, npu, or 'local' "
+                                            "(ask nvidia-smi / ROCm here).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
     import re
 
+    from tools.gpu import parse_gpu_option, query_here
+    from tools.gpu_log import gpu_from_log
     from tools.paths import classify, package_root
     from tools.sglang_log import parse_log_file
 
@@ -196,10 +202,19 @@ def paths(
     if arch is None:
         found = re.search(r"Load weight end\. type=(\w+)", text)
         arch = found.group(1) if found else None
-    report = classify(files, package_root(repo), server_args, line, arch)
+    if gpu == "local":
+        device = query_here()
+        if device is None:
+            raise ToolError("--gpu local: neither nvidia-smi nor ROCm's tools answered here")
+    else:  # an explicit value wins over what the log shows
+        device = parse_gpu_option(gpu) if gpu else (
+            gpu_from_log(text, f"log {log.name}") if log is not None else None)
+    report = classify(files, package_root(repo), server_args, line, arch, device)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
+    if report.gpu:
+        typer.echo(f"GPU: {report.gpu.describe()} ({report.gpu.source})")
     for verdict in report.files:
         typer.echo(f"{verdict.status:>7}  {verdict.path}")
         for evidence in verdict.evidence:

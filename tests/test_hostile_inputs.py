@@ -173,7 +173,7 @@ def test_a_server_that_dies_mid_benchmark_is_reported_as_exited(tmp_path: Path) 
                            "illegal memory access", "server-1.log")
 
 
-NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: 12')\n"
+NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: -12')\nprint('latency_ms: inf')\n"
 
 
 def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
@@ -188,7 +188,7 @@ def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
         "kind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
         "metric_regex = 'latency_ms: (\\S+)'\n")
     done = run_cli("experiment", cwd=repo)
-    _assert_one_line_error(done, "latency_ms = nan: not a measurement")
+    _assert_one_line_error(done, "latency_ms = nan, -12, inf: not a measurement")
 
 
 def test_sessions_in_a_pipe_show_whole_ids_and_json(tmp_path: Path) -> None:

@@ -90,7 +90,8 @@ def run_command_bench(bench: BenchSection, node: Shell, cwd: PurePath, env: dict
         raise BenchError(f"the bench command's output has no value for {bench.metric!r} "
                          f"(see {log_path})")
     wrong = [v for v in values if not is_measurement(v)]
-    if wrong:
+    values = [v for v in values if is_measurement(v)]  # NaN, inf, 0 or negative: never counted
+    if not values:
         raise BenchError(f"the bench command gave {bench.metric} = "
                          f"{', '.join(f'{v:g}' for v in wrong[:3])}: not a measurement (a time or "
                          f"rate is a finite number above zero; see {log_path})")

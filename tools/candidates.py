@@ -7,6 +7,7 @@ coming and going. Nothing here writes to the repository.
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,12 @@ from tools.git_paths import header_name, unquote
 
 # untracked paths that belong to debug-agent, not to the change under study
 OWN_PATHS = (CONFIG_NAME, ".debug-agent", "sessions/")
+
+
+# `os.environ["NAME"] = "v"` and `os.environ.setdefault("NAME", "v")`
+ENV_SET = re.compile(
+    r"""os\.environ(?:\[\s*["'](\w+)["']\s*\]\s*=\s*|\.setdefault\(\s*["'](\w+)["']\s*,\s*)"""
+    r"""["']([^"']*)["']""")
 
 
 class GitError(ToolError):
@@ -40,6 +47,15 @@ class Candidate(BaseModel):
     name: str | None = None  # env: variable; arg: flag
     good: str | None = None  # env/arg value in the good reference (None: unset / absent)
     bad: str | None = None  # env/arg value in the bad state
+
+    def added_lines(self) -> list[str]:
+        """The lines this hunk adds (without their '+')."""
+        return [row[1:] for row in self.patch.splitlines()[3:] if row.startswith("+")]
+
+    def env_assignments(self) -> list[tuple[str, str]]:
+        """(NAME, value) pairs this hunk's added lines put into os.environ."""
+        return [(m.group(1) or m.group(2), m.group(3))
+                for line in self.added_lines() for m in ENV_SET.finditer(line)]
 
     def summary(self) -> dict:
         keys = ["id", "kind", "file", "header", "added", "removed", "origin", "name", "good",

@@ -145,7 +145,8 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
                                         launch_env=env, command=state.command,
                                         requests=samples,
                                         before_stop=_trace_waiter(node) if trace else None,
-                                        on_phase=on_phase, on_request=on_request))
+                                        on_phase=on_phase, on_request=on_request,
+                                        watch_env=env_names(cands)))
             imports = node.read_trace(tree) if trace else None
     finally:
         mask_files(out_dir)  # what the server printed stays, its secrets do not
@@ -165,6 +166,12 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
         worker_env=measured[-1].worker_env, model_info=measured[-1].model_info,
         import_trace=imports,
         wall_s=time.monotonic() - start)
+
+
+def env_names(cands: CandidateSet) -> frozenset[str]:
+    """Every variable a candidate is about: the workers' environment must record them."""
+    return frozenset({c.name for c in cands.candidates if c.kind == "env" and c.name}
+                     | {name for c in cands.candidates for name, _ in c.env_assignments()})
 
 
 def _trace_waiter(node: Node) -> Callable[[int], None]:

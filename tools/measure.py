@@ -64,10 +64,12 @@ def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
             requests: int | None = None,
             before_stop: Callable[[int], None] | None = None,
             on_phase: Callable[[str], None] | None = None,
-            on_request: Callable[[int, int], None] | None = None) -> Measurement:
+            on_request: Callable[[int, int], None] | None = None,
+            watch_env: frozenset[str] = frozenset()) -> Measurement:
     """Launch `config`'s command (or `command`) in `cwd` on `node`, bench it, stop it.
 
-    `transform_argv` edits the command line, `launch_env` replaces [launch] env.
+    `transform_argv` edits the command line, `launch_env` replaces [launch] env; the workers'
+    environment is read for the usual prefixes, the config's variables and `watch_env`.
     """
     port = launch_port(command or config.launch.command, node.free_port)
     argv = config.launch_argv(port, command)
@@ -78,7 +80,8 @@ def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
         on_phase("loading")
     with node.server(argv, cwd, env, port, log_path, config.launch.ready,
                      config.launch.timeout_s) as server:
-        workers = node.worker_env(server.pid)
+        workers = node.worker_env(server.pid, watch_env | set(env) | set(config.launch.env)
+                                  | set(config.baseline.env or {}))
         api_key = option_value(argv, "--api-key")
         info = model_info(server.base_url, api_key)
         if on_phase:

@@ -36,7 +36,7 @@ class Node(Protocol):
                log_path: Path, ready: str, timeout_s: float) -> AbstractContextManager[
                    ServerInfo]: ...
 
-    def worker_env(self, pid: int) -> WorkerEnv: ...
+    def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv: ...
 
     def shell(self, command: str, cwd: PurePath, env: dict[str, str],
               timeout_s: float) -> tuple[int | None, str]: ...  # (None: timed out, output)
@@ -72,8 +72,8 @@ class LocalNode:
                    ServerInfo]:
         return running_server(argv, Path(cwd), env, port, log_path, ready, timeout_s)
 
-    def worker_env(self, pid: int) -> WorkerEnv:
-        return worker_env(pid)
+    def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
+        return worker_env(pid, names)
 
     def shell(self, command: str, cwd: PurePath, env: dict[str, str],
               timeout_s: float) -> tuple[int | None, str]:

@@ -95,10 +95,10 @@ class RemoteNode:
                 raise
             return ""
 
-    def worker_env(self, pid: int) -> WorkerEnv:
+    def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
         records = self.sup.call("environ", pid=pid)["processes"]
-        return WorkerEnv(root_pid=pid, processes=[
-            process_env(r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid)
+        return WorkerEnv(root_pid=pid, names=sorted(names), processes=[
+            process_env(r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid, names)
             for r in records])
 
     def shell(self, command: str, cwd: PurePath, env: dict[str, str],

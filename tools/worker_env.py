@@ -8,7 +8,7 @@ variables set by a parent before it spawned its workers (sitecustomize, launcher
 from __future__ import annotations
 
 import psutil
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tools.errors import ToolError
 from tools.secrets import mask, mask_text
@@ -28,6 +28,13 @@ class WorkerEnv(BaseModel):
     root_pid: int
     processes: list[ProcessEnv]
     source: str = "/proc/PID/environ (the environment each process was started with)"
+    # what was read: variables with these prefixes, and these names (all others unknown)
+    prefixes: list[str] = Field(default_factory=lambda: list(PREFIXES))
+    names: list[str] = Field(default_factory=list)
+
+    def recorded(self, name: str) -> bool:
+        """Whether `name` was read at all: if not, "unset" would be a guess."""
+        return name.startswith(tuple(self.prefixes)) or name in self.names
 
     def values(self, name: str) -> dict[int, str | None]:
         """The value of `name` in each process (None where it is unset)."""
@@ -50,15 +57,16 @@ def _role(pid: int, name: str, cmdline: list[str], root_pid: int) -> str:
 
 
 def process_env(pid: int, ppid: int, name: str, cmdline: list[str], environ: dict[str, str],
-                root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> ProcessEnv:
-    """One process's record: its role, its command line, its relevant variables masked."""
-    env = {k: v for k, v in environ.items() if k.startswith(prefixes)}
+                root_pid: int, names: frozenset[str] = frozenset()) -> ProcessEnv:
+    """One process's record: its role, its command line, the variables of PREFIXES and
+    `names` (the ones an investigation asks about), masked."""
+    env = {k: v for k, v in environ.items() if k.startswith(PREFIXES) or k in names}
     return ProcessEnv(pid=pid, ppid=ppid, role=_role(pid, name, cmdline, root_pid),
                       cmdline=mask_text(" ".join(cmdline))[:300],
                       env=dict(sorted(mask(env).items())))
 
 
-def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv:
+def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
     try:
         root = psutil.Process(root_pid)
         tree = [root, *root.children(recursive=True)]
@@ -68,9 +76,9 @@ def worker_env(root_pid: int, prefixes: tuple[str, ...] = PREFIXES) -> WorkerEnv
     for proc in tree:
         try:
             processes.append(process_env(proc.pid, proc.ppid(), proc.name(), proc.cmdline(),
-                                         proc.environ(), root_pid, prefixes))
+                                         proc.environ(), root_pid, names))
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
         except psutil.AccessDenied:
             raise ToolError(f"not allowed to read the environment of pid {proc.pid}") from None
-    return WorkerEnv(root_pid=root_pid, processes=processes)
+    return WorkerEnv(root_pid=root_pid, processes=processes, names=sorted(names))
