@@ -1,31 +1,43 @@
 """Parsers for SGLang benchmark output (sglang-facts.md §7).
 
 - `python -m sglang.bench_serving`: the `Serving Benchmark Result` block (rows `{:<40} {:<10}`,
-  sections under `-----` headings, older label variants) and its JSONL records.
+  sections under `-----` headings, older label variants), a block's tail without its header (the
+  rows a paste kept, up to the closing `=====`), and its JSON records (tools.bench_jsonl).
 - `python -m sglang.bench_one_batch_server`: per-case lines and JSONL records.
 
 Rows are matched by label, never by position, so older layouts (no `Backend:` row, the
 `Max reqeuest concurrency:` typo, no TPOT section, Mean/Median/P99 only) read the same.
-`Peak output token throughput` is a different number from `Output token throughput`.
+`Peak output token throughput` is a different number from `Output token throughput`. A log's
+summary is the first complete block, else the first block, else the first JSON record, else the
+first tail; what a tail lacks is null.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
-from tools.sglang_log_lines import load_lines
+from tools.bench_jsonl import BENCH_KEYS, JsonRecordFinder, json_records
+from tools.sglang_log_lines import log_lines, sglang_message
 
-BENCH_KEYS = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms",
-              "request_throughput", "accept_length")
 _HEADER = "Serving Benchmark Result"
 _ROW = re.compile(r"([^:]{1,100}):\s+(\S.*)")
+_HEADING = re.compile(r"-{3,}[^:]*-{3,}")  # `-----Time to First Token-----`
 _MAX_BLOCK_LINES = 120
-# Keys only bench_serving writes (bench_one_batch_server also has `output_throughput`).
-_SERVING_ONLY = ("request_throughput", "median_ttft_ms", "median_itl_ms", "median_tpot_ms",
-                 "completed", "duration")
+# Row labels only bench_serving (and vLLM's benchmark_serving, same layout) prints: a run of
+# them without the header above is the tail of a block.
+_BENCH_LABEL = re.compile(
+    r"(?:mean|median|std|p\d{1,2}(?:\.\d+)?|max|min) (?:e2e latency|ttft|tpot|itl) \(ms\)"
+    r"|(?:request|input token|output token|total token|peak output token) throughput"
+    r" \((?:req|tok)/s\)|successful requests|benchmark duration \(s\)|total input tokens"
+    r"|total input text tokens|total generated tokens(?: \(retokenized\))?|traffic request rate"
+    r"|max re\w{3,5} concurrency|peak concurrent requests|concurrency|accept length"
+)
+_MIN_TAIL_ROWS = 2
+# What a tail's first row holds: a cheap test first, as most lines hold none of it.
+_TAIL_START = re.compile(r"\(m?s\)|/s\)|Accept len")
 
 _ONE_BATCH_LABELS = {
     "batch size": "batch_size", "input_len": "input_len", "output_len": "output_len",
@@ -38,17 +50,6 @@ _ONE_BATCH_ROW = re.compile(r"\s*([a-z_ ()+]{3,40}):\s*(\S+)")
 _ONE_BATCH_KEYS = frozenset({"batch_size", "latency"})
 
 
-def finite(value: Any) -> Any:
-    """JSON data with every non-finite float (Infinity, NaN) replaced by None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
-
-
 def number(text: str) -> float | None:
     """The leading number of a printed value; None for `inf`, `nan`, `N/A`, `not set`."""
     token = text.split(None, 1)[0] if text.strip() else ""
@@ -59,9 +60,13 @@ def number(text: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _label(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def _field(label: str) -> str | None:
     """Which summary field a result row feeds, by its label."""
-    name = " ".join(label.lower().split())
+    name = _label(label)
     if name.startswith("peak"):
         return None
     if name.startswith(("output token throughput", "output throughput")):
@@ -81,97 +86,135 @@ def _field(label: str) -> str | None:
     return None
 
 
-def _read_block(lines: list[str], start: int) -> tuple[dict[str, Any], bool]:
-    """(summary, complete) of the block whose header is line `start`."""
-    summary: dict[str, Any] = dict.fromkeys(BENCH_KEYS)
-    seen_row = False
-    for line in lines[start + 1:start + 1 + _MAX_BLOCK_LINES]:
-        text = line.strip()
-        if _HEADER in text:
-            break
+def _row_text(body: str) -> str:
+    """A row as bench_serving printed it: a timestamp or a quoting `#` / `>` in front removed."""
+    _, _, message = sglang_message(body.strip())
+    return message.lstrip("#> \t").rstrip()
+
+
+class _Block:
+    """A result block from its header (or, for a tail, its first row) to its closing `=====`."""
+
+    def __init__(self, headed: bool) -> None:
+        self.headed = headed
+        self.summary: dict[str, Any] = dict.fromkeys(BENCH_KEYS)
+        self.rows = 0  # rows read (a tail counts only bench_serving's own labels)
+        self.lines = 0
+        self.done = False
+        self.complete = False
+
+    def feed(self, text: str) -> None:
+        self.lines += 1
         if len(text) >= 10 and set(text) == {"="}:
-            return summary, seen_row
+            self.done, self.complete = True, self.rows > 0
+            return
         m = _ROW.fullmatch(text)
-        if m is None:
-            continue
-        seen_row = True
-        name = _field(m.group(1))
-        if name and summary[name] is None:
-            summary[name] = number(m.group(2))
-    return summary, False
+        label = _label(m.group(1)) if m else ""
+        if m and (self.headed or _BENCH_LABEL.fullmatch(label)):
+            self.rows += 1
+            name = _field(label)
+            if name and self.summary[name] is None:
+                self.summary[name] = number(m.group(2))
+        elif not self.headed and not _HEADING.fullmatch(text):
+            self.done = True  # a tail ends at the first line that is no row of it
+        if self.lines >= _MAX_BLOCK_LINES:
+            self.done = True
 
 
-def first_block(lines: list[str]) -> dict[str, Any] | None:
-    """The summary of the first complete result block, else of the first (cut) one."""
-    blocks = [_read_block(lines, i) for i, line in enumerate(lines) if _HEADER in line]
-    for summary, complete in blocks:
-        if complete:
-            return summary
-    return blocks[0][0] if blocks else None
+class BenchFinder:
+    """Fed line by line: the bench_serving summary of a log (see the module's docstring)."""
+
+    def __init__(self) -> None:
+        self.block: _Block | None = None
+        self.complete: dict[str, Any] | None = None
+        self.cut: dict[str, Any] | None = None
+        self.tail: _Block | None = None
+        self.first_tail: dict[str, Any] | None = None
+        self.json = JsonRecordFinder()
+
+    def feed(self, body: str, raw: str | None = None) -> None:
+        if self.complete is not None:
+            return
+        if _HEADER in body:
+            self._end_block()
+            self.block = _Block(headed=True)
+            return
+        if self.block is not None:
+            self.block.feed(_row_text(body))
+            if self.block.done:
+                self._end_block()
+            return
+        if self.cut is not None:
+            return  # only a complete block can change the result now
+        self.json.feed(body, body if raw is None else raw)
+        if self.first_tail is None and (self.tail is not None or _TAIL_START.search(body)):
+            self._feed_tail(_row_text(body))
+
+    def _feed_tail(self, text: str) -> None:
+        if self.tail is None:
+            m = _ROW.fullmatch(text)
+            if m is None or not _BENCH_LABEL.fullmatch(_label(m.group(1))):
+                return
+            self.tail = _Block(headed=False)
+        self.tail.feed(text)
+        if self.tail.done:
+            self._end_tail()
+
+    def _end_tail(self) -> None:
+        tail, self.tail = self.tail, None
+        # Rows of bench_serving's own labels, ending at its closing rule or giving a value.
+        if tail is not None and tail.rows >= _MIN_TAIL_ROWS and (
+                tail.complete or any(v is not None for v in tail.summary.values())):
+            self.first_tail = tail.summary
+
+    def _end_block(self) -> None:
+        block, self.block = self.block, None
+        if block is None:
+            return
+        if block.complete:
+            self.complete = block.summary
+        elif self.cut is None:
+            self.cut = block.summary
+
+    def block_summary(self) -> dict[str, Any] | None:
+        """The first complete block, else the first one; None when there is no block."""
+        self._end_block()
+        return self.complete or self.cut
+
+    def summary(self) -> dict[str, Any] | None:
+        """The block's summary, else the JSON record's, else the tail's; None when none."""
+        self._end_tail()
+        return self.block_summary() or self.json.result() or self.first_tail
+
+
+def _finder(text: str) -> BenchFinder:
+    finder = BenchFinder()
+    for line in log_lines(text):
+        finder.feed(line.body, line.raw)
+    return finder
 
 
 def parse_bench_serving_block(text: str) -> dict[str, Any] | None:
     """The summary of the first complete result block (else the first one); None when absent."""
-    return first_block(load_lines(text).bodies)
-
-
-def _json_records(lines: list[str]) -> list[dict[str, Any]]:
-    records = []
-    for line in lines:
-        text = line.strip()
-        if not text.startswith("{"):
-            continue
-        try:
-            record = json.loads(text)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            records.append(finite(record))
-    return records
+    return _finder(text).block_summary()
 
 
 def parse_bench_jsonl(text: str) -> list[dict[str, Any]]:
     """Every JSON object line of a JSONL file; bad lines skipped, non-finite numbers null."""
-    return _json_records(text.splitlines())
+    return json_records(text.splitlines())
 
 
-def is_serving_record(record: dict[str, Any]) -> bool:
-    return any(key in record for key in _SERVING_ONLY)
-
-
-def serving_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """The six summary fields of a bench_serving JSONL record (numbers only)."""
-    summary: dict[str, Any] = {}
-    for key in BENCH_KEYS:
-        value = record.get(key)
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        summary[key] = float(value) if ok and math.isfinite(value) else None
-    return summary
-
-
-def bench_summary(lines: list[str], raw: list[str] | None = None) -> dict[str, Any] | None:
-    """A log's bench summary: the first complete result block, else the first block, else the
-    first bench_serving JSONL record in the text; None when there is no bench output.
-
-    `raw` holds the uncut lines: a JSONL record with `--output-details` can pass any length cap.
-    """
-    summary = first_block(lines)
-    if summary is not None:
-        return summary
-    candidates = []
-    for index, line in enumerate(lines):
-        if line.lstrip().startswith("{") and any(f'"{key}"' in line for key in _SERVING_ONLY):
-            uncut = raw[index] if raw is not None and index < len(raw) else line
-            candidates.append(uncut if uncut.lstrip().startswith("{") else line)
-    for record in _json_records(candidates):
-        if is_serving_record(record):
-            return serving_summary(record)
-    return None
+def bench_summary(bodies: Iterable[str]) -> dict[str, Any] | None:
+    """The bench summary of a log's lines (bodies: transport prefixes already removed)."""
+    finder = BenchFinder()
+    for body in bodies:
+        finder.feed(body)
+    return finder.summary()
 
 
 def parse_bench_one_batch(text: str) -> list[dict[str, Any]]:
     """bench_one_batch_server cases: from its per-case lines, then from its JSONL records."""
-    lines = load_lines(text).bodies
+    lines = [line.body for line in log_lines(text)]
     cases: list[dict[str, Any]] = []
     for line in lines:
         m = _ONE_BATCH_ROW.match(line)
@@ -184,5 +227,5 @@ def parse_bench_one_batch(text: str) -> list[dict[str, Any]]:
         if key in ("batch_size", "input_len", "output_len") and value is not None:
             value = int(value)
         cases[-1].setdefault(key, value)
-    jsonl = [r for r in _json_records(lines) if r.keys() >= _ONE_BATCH_KEYS]
+    jsonl = [r for r in json_records(lines) if r.keys() >= _ONE_BATCH_KEYS]
     return cases + jsonl

@@ -4,33 +4,43 @@
 lines and any line ending give a result. What it reads (formats in shared/docs/sglang-facts.md):
 
 - server_args: the startup dump, `server_args={...}` (0.5.23) or `server_args=ServerArgs(...)`;
-  the first complete dump wins, else the first cut one (tools.server_args_dump).
+  the first complete dump wins, else the first cut one, else the first piece of a dump cut at
+  both ends (tools.server_args_dump, tools.server_args_fragment).
 - decode / prefill: every `Decode batch` / `Prefill batch` scheduler line (tools.sglang_log_batch).
-- bench: the first `sglang.bench_serving` result block, else its first JSONL record
-  (tools.bench_output).
+- bench: the first `sglang.bench_serving` result block, else its first JSON record (on a line of
+  its own or not, wrapped or pretty-printed), else a block's tail (tools.bench_output,
+  tools.bench_jsonl).
 - errors: tracebacks, NCCL failures, CUDA OOM, error-level lines (tools.sglang_log_errors).
 
-Line numbers are 1-based and count lines as Python's universal newlines do (`\\r\\n`, `\\r`, `\\n`).
+Lines may come behind a transport's prefix (docker-compose, Ray, kubectl, journald:
+tools.sglang_log_lines) or wrapped by a container runtime (docker json-file, CRI:
+tools.sglang_log_docker). Line numbers are 1-based lines of the input, counted as Python's
+universal newlines do (`\\r\\n`, `\\r`, `\\n`); the lines a container record holds share its number.
+
+The input is read one line at a time (parse_log_file never holds the file): each part keeps what
+it found and, for the parts that read over several lines (a wrapped dump, a bench block, a
+traceback), a bounded window of lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tools.bench_output import (
-    bench_summary,
+    BenchFinder,
     parse_bench_jsonl,
     parse_bench_one_batch,
     parse_bench_serving_block,
 )
-from tools.server_args_dump import find_server_args
+from tools.server_args_dump import ServerArgsFinder
 from tools.sglang_log_batch import parse_batch_line
 from tools.sglang_log_errors import ErrorScanner
-from tools.sglang_log_lines import LogLines, load_lines
+from tools.sglang_log_lines import LogLine, file_lines, read_lines, text_lines
 
 __all__ = [
     "BenchSummary", "DecodeRecord", "ErrorRecord", "LogParse", "PrefillRecord",
@@ -102,72 +112,158 @@ class LogParse(BaseModel):
             "errors": [r.model_dump() for r in self.errors],
         }
 
+    def write_json(self, out: TextIO,
+                   transform: Callable[[Any], Any] = lambda value: value) -> None:
+        """The text of `json.dumps(transform(self.to_json_dict()), indent=2)`, written one
+        record at a time: a long log's records are held once, not again as dicts and as one
+        string. `transform` (secret masking, say) must treat a list item by item."""
+        parts: list[tuple[str, Any]] = [
+            ("server_args", self.server_args), ("decode", self.decode),
+            ("prefill", self.prefill), ("bench", self.bench.model_dump() if self.bench else None),
+            ("errors", self.errors)]
+        out.write("{")
+        for n, (key, value) in enumerate(parts):
+            out.write(("," if n else "") + f"\n  {json.dumps(key)}: ")
+            if not isinstance(value, list):
+                out.write(_indented(transform(value), 1))
+                continue
+            for m, record in enumerate(value):
+                text = _indented(transform(record.model_dump()), 2)
+                out.write(("," if m else "[") + "\n    " + text)
+            out.write("\n  ]" if value else "[]")
+        out.write("\n}")
 
-def _guarded(part: Callable[[LogLines], T], lines: LogLines, empty: T) -> T:
-    """One part of the parse; a bug in one part must not cost the others (never raises)."""
-    try:
-        return part(lines)
-    except Exception:  # the contract is a result for any input
-        return empty
+
+def _indented(value: Any, depth: int) -> str:
+    # JSON text has no raw newline inside a string: every newline is json's own indentation.
+    return json.dumps(value, indent=2).replace("\n", "\n" + "  " * depth)
+
+
+class _Reader:
+    """The parts of the parse, fed one line at a time: what each keeps is bounded by the records
+    it finds, not by the input (lines that a part looks back or ahead over are bounded too)."""
+
+    def __init__(self) -> None:
+        self.decode: list[DecodeRecord] = []
+        self.prefill: list[PrefillRecord] = []
+        self.errors = ErrorScanner()
+        self.server_args = ServerArgsFinder()
+        self.bench = BenchFinder()
+        # A bug in one part must not cost the others: a part that raised is left out from then
+        # on, and its result is empty.
+        self.failed: set[str] = set()
+        self.last_time: str | None = None
+
+    def feed(self, line: LogLine) -> None:
+        # One try per part, written out: this runs for every line of the log.
+        body, failed = line.body, self.failed
+        if " batch" in body and "batches" not in failed:  # most lines are not batch lines
+            try:
+                self._batch(line)
+            except Exception:  # the contract is a result for any input
+                failed.add("batches")
+        if "errors" not in failed:
+            try:
+                self.errors.feed(line.index, body, line.source, line.number)
+            except Exception:
+                failed.add("errors")
+        if "server_args" not in failed:
+            try:
+                self.server_args.feed(line.index, body)
+            except Exception:
+                failed.add("server_args")
+        if "bench" not in failed:
+            try:
+                self.bench.feed(body, line.raw)
+            except Exception:
+                failed.add("bench")
+
+    def _batch(self, line: LogLine) -> None:
+        found = parse_batch_line(line.body, line.stamp)
+        if found is None:
+            return
+        kind, fields = found
+        fields["line"] = line.number
+        if fields["time"] == self.last_time:
+            fields["time"] = self.last_time  # one string for the lines of one second
+        self.last_time = fields["time"]
+        if kind == "decode":
+            self.decode.append(_record(DecodeRecord, fields))
+        else:
+            self.prefill.append(_record(PrefillRecord, fields))
+
+    def _result(self, part: str, finish: Callable[[], T], empty: T) -> T:
+        if part in self.failed:
+            return empty
+        try:
+            return finish()
+        except Exception:  # as in feed
+            return empty
+
+    def finish(self) -> LogParse:
+        return LogParse.model_construct(
+            server_args=self._result("server_args", self.server_args.result, None),
+            decode=self._result("batches", lambda: self.decode, []),
+            prefill=self._result("batches", lambda: self.prefill, []),
+            bench=self._result("bench", self._bench, None),
+            errors=self._result("errors", self._errors, []),
+        )
+
+    def _bench(self) -> BenchSummary | None:
+        summary = self.bench.summary()
+        return BenchSummary(**summary) if summary is not None else None
+
+    def _errors(self) -> list[ErrorRecord]:
+        return [ErrorRecord(line=line, kind=kind, message=message)
+                for line, kind, message in self.errors.finish()]
+
+
+# Records with the same keys share one set of "fields set": pydantic-core gives every instance
+# a set of its own (about 700 bytes, more than the record's values), and a long log holds
+# hundreds of thousands of records. Nothing assigns to a record after the parse.
+_FIELDS_SETS: dict[tuple[str, ...], set[str]] = {}
 
 
 def _record(model: type[R], fields: dict[str, Any]) -> R:
     # The batch parser has typed every value; validating (pydantic-core) is still the fastest
     # way to build the model, and model_construct is the fallback if a type ever slips.
     try:
-        return model.model_validate(fields)
+        record = model.model_validate(fields)
     except ValidationError:
         return model.model_construct(**fields)
+    key = (model.__name__, *fields)
+    shared = _FIELDS_SETS.get(key)
+    if shared is None:
+        if len(_FIELDS_SETS) >= 4096:  # bounded, whatever keys hostile input invents
+            return record
+        shared = _FIELDS_SETS[key] = set(record.__pydantic_fields_set__)
+    object.__setattr__(record, "__pydantic_fields_set__", shared)
+    return record
 
 
-def _batches(lines: LogLines) -> tuple[list[DecodeRecord], list[PrefillRecord]]:
-    decode: list[DecodeRecord] = []
-    prefill: list[PrefillRecord] = []
-    for index, body in enumerate(lines.bodies):
-        if " batch" not in body:  # cheap test first: most lines are not batch lines
-            continue
-        found = parse_batch_line(body, lines.outer_stamps.get(index))
-        if found is None:
-            continue
-        kind, fields = found
-        fields["line"] = index + 1
-        if kind == "decode":
-            decode.append(_record(DecodeRecord, fields))
-        else:
-            prefill.append(_record(PrefillRecord, fields))
-    return decode, prefill
-
-
-def _errors(lines: LogLines) -> list[ErrorRecord]:
-    scanner = ErrorScanner()
-    for index, body in enumerate(lines.bodies):
-        scanner.feed(index, body, lines.sources[index])
-    return [ErrorRecord(line=line, kind=kind, message=message)
-            for line, kind, message in scanner.finish()]
-
-
-def _bench(lines: LogLines) -> BenchSummary | None:
-    summary = bench_summary(lines.bodies, lines.raw)
-    return BenchSummary(**summary) if summary is not None else None
+def _parse(raw_lines: Iterable[str]) -> LogParse:
+    reader = _Reader()
+    try:
+        for line in read_lines(raw_lines):
+            reader.feed(line)
+    except OSError:
+        raise  # reading the file failed: the caller reports it
+    except Exception:  # a line too big to hold, say: what came before it is the result
+        pass
+    return reader.finish()
 
 
 def parse_log(text: str) -> LogParse:
     """Everything this module reads from an SGLang log (or bench output); never raises."""
     try:
-        lines = load_lines(text if isinstance(text, str) else str(text))
+        return _parse(text_lines(text if isinstance(text, str) else str(text)))
     except Exception:  # e.g. MemoryError on absurd input: an empty result
         return LogParse()
-    decode, prefill = _guarded(_batches, lines, ([], []))
-    return LogParse.model_construct(
-        server_args=_guarded(lambda ls: find_server_args(ls.bodies), lines, None),
-        decode=decode,
-        prefill=prefill,
-        bench=_guarded(_bench, lines, None),
-        errors=_guarded(_errors, lines, []),
-    )
 
 
 def parse_log_file(path: Path) -> LogParse:
-    """`parse_log` of a file's bytes decoded as UTF-8 with errors replaced (binary is fine)."""
-    data = Path(path).read_bytes()  # FileNotFoundError propagates: the caller reports it
-    return parse_log(data.decode("utf-8", errors="replace"))
+    """`parse_log` of a file's bytes decoded as UTF-8 with errors replaced (binary is fine),
+    read line by line: memory holds the records found and a few lines, not the file."""
+    # open() raises FileNotFoundError here, before any parsing: the caller reports it.
+    with open(path, encoding="utf-8", errors="replace", newline=None) as stream:
+        return _parse(file_lines(stream))

@@ -108,13 +108,16 @@ class ErrorScanner:
         self.open: dict[str, list[_Traceback]] = {}
         self.last_taken: dict[str, int] = {}  # source -> index of the last traceback line
 
-    def feed(self, index: int, body: str, source: str) -> None:
+    def feed(self, index: int, body: str, source: str, number: int | None = None) -> None:
+        """Line `index` (0-based, consecutive) of the input; `number` is the line to report
+        (index + 1 unless lines were unwrapped from container records)."""
         stream = self.open.get(source)
         if not stream and not _may_report(body):
             return
+        number = index + 1 if number is None else number
         stamp, tags, message = sglang_message(body)
         if _HEADER in message:
-            self._header(index, source, tags, message)
+            self._header(number, source, tags, message)
             self.last_taken[source] = index
             return
         # A stamped line belongs to a traceback only right after one of its lines (setups that
@@ -128,7 +131,7 @@ class ErrorScanner:
             self._settle(source, closing_finished=True)
         kind = classify(message)
         if kind:
-            self.records.append((index + 1, kind, _clip(message)))
+            self.records.append((number, kind, _clip(message)))
 
     def finish(self) -> list[tuple[int, str, str]]:
         for source in list(self.open):
@@ -137,7 +140,7 @@ class ErrorScanner:
         self.records.sort(key=lambda r: r[0])
         return self.records
 
-    def _header(self, index: int, source: str, tags: str, message: str) -> None:
+    def _header(self, number: int, source: str, tags: str, message: str) -> None:
         stream = self.open.setdefault(source, [])
         latest = stream[-1] if stream else None
         if latest and latest.chained and (not tags or tags == latest.tags):
@@ -153,7 +156,7 @@ class ErrorScanner:
                 self._close(tb)
         if len(stream) >= _MAX_OPEN:
             self._close(stream.pop(0))
-        stream.append(_Traceback(index + 1, tags, _clip(message)))
+        stream.append(_Traceback(number, tags, _clip(message)))
 
     def _continue(self, stream: list[_Traceback], line: _Line) -> bool:
         """True when the line belongs to an open traceback of this source."""

@@ -6,16 +6,25 @@ line may also carry, in any order: ANSI colours, a docker-compose service (`sgla
 journald prefix (`Jan 01 12:00:00 host python[12]: `), a Ray actor (`(SGLangEngine pid=N, ip=…) `),
 a torchrun rank (`[rank0]: `), and Ray's de-duplication suffix (` [repeated 3x across cluster]`).
 Peeling them off lets every line be read as SGLang wrote it (a traceback's indentation included).
+Lines that a container runtime wrapped whole (docker json-file, CRI) are unwrapped first
+(tools.sglang_log_docker). Lines are produced one at a time, from a text or an open file.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import TextIO
+
+from tools.sglang_log_docker import unwrap
 
 # Past this, a line is cut before any regex sees it: bounded work per line whatever the input.
 MAX_LINE_CHARS = 1 << 20
+# A container line that its runtime split is joined up to this size, then read as it is.
+MAX_JOINED_CHARS = 1 << 24
+_NEWLINE = re.compile(r"\r\n?|\n")
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
 _TRANSPORT = re.compile(
@@ -36,26 +45,48 @@ SGLANG_BRACKET = re.compile(
     r"(?P<tags>(?: +[A-Za-z_]{1,20}\d{0,6}){0,12}) *\]"
 )
 _TAG = re.compile(r"([A-Z][A-Z_]*?)(\d+)")
+# What begins a new log record; a wrapped dump's continuation lines never start like this.
+RECORD_START = re.compile(
+    r"\s*$|\[\d{4}-\d\d-\d\d|\[\d\d:\d\d:\d\d|\d{4}-\d\d-\d\d[ T]\d\d:\d\d"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL)\b|Traceback \("
+    r"|\[[a-z][\w-]{0,30}\] |/\S+\.py:\d+: "
+)
 
 
-@dataclass
-class LogLines:
-    """The input as lines: transport-free bodies, who sent each line, and stamps peeled off."""
+@dataclass(slots=True)
+class LogLine:
+    """One line as SGLang wrote it, with where it sits and who sent it."""
 
-    raw: list[str]
-    bodies: list[str] = field(default_factory=list)
-    sources: list[str] = field(default_factory=list)  # docker service / Ray actor / torch rank
-    # index -> a stamp a transport put in front (docker -t, journald): the time of last resort
-    outer_stamps: dict[int, str] = field(default_factory=dict)
+    index: int  # 0-based position among the lines read: "the line above" is index - 1
+    number: int  # 1-based line of the input (the lines a docker record holds share its number)
+    raw: str  # uncut, transport prefixes kept: a JSON record with `--output-details` is huge
+    body: str  # capped in length, transports peeled off
+    source: str  # docker service / Ray actor / torch rank: "" when none
+    stamp: str | None  # a time a transport put in front (docker, journald): the last resort
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines as Python's universal newlines count them: `\\r\\n`, `\\r` and `\\n` each end one."""
+def text_lines(text: str) -> Iterator[str]:
+    """Lines as Python's universal newlines count them: `\\r\\n`, `\\r` and `\\n` each end one
+    (a trailing newline leaves an empty last line, as `str.split` does)."""
     if text.startswith("\ufeff"):  # a byte-order mark is not part of the first line
         text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text.split("\n")
+    start = 0
+    for m in _NEWLINE.finditer(text):
+        yield text[start:m.start()]
+        start = m.end()
+    yield text[start:]
+
+
+def file_lines(stream: TextIO) -> Iterator[str]:
+    """`text_lines` of a text file opened with newline=None, read one line at a time."""
+    ended = True  # an empty file is one empty line, as for text
+    for number, line in enumerate(stream):
+        if number == 0 and line.startswith("\ufeff"):
+            line = line[1:]
+        ended = line.endswith("\n")
+        yield line[:-1] if ended else line
+    if ended:
+        yield ""
 
 
 def strip_transport(line: str) -> tuple[str, str, str | None]:
@@ -80,15 +111,55 @@ def strip_transport(line: str) -> tuple[str, str, str | None]:
     return line, "|".join(source), outer_stamp
 
 
-def load_lines(text: str) -> LogLines:
-    lines = LogLines(raw=split_lines(text))
-    for index, raw in enumerate(lines.raw):
-        body, source, stamp = strip_transport(raw[:MAX_LINE_CHARS])
-        lines.bodies.append(body)
-        lines.sources.append(source)
-        if stamp:
-            lines.outer_stamps[index] = stamp
-    return lines
+def _pieces(message: str) -> list[str]:
+    """The lines of one container record: a progress bar's `\\r` ends lines inside it."""
+    if "\r" not in message and "\n" not in message:
+        return [message]
+    pieces = [p for p in text_lines(message) if p]
+    return pieces or [""]
+
+
+def read_lines(raw_lines: Iterable[str]) -> Iterator[LogLine]:
+    """Each input line as a LogLine; docker json-file and CRI records are unwrapped, and records
+    a runtime split (docker's 16 KB parts, CRI's `P`) are joined into the line they were."""
+    index = 0
+    parts: list[str] = []  # a container line still being joined
+    first_number, time, size = 0, None, 0
+
+    def flush() -> Iterator[LogLine]:
+        nonlocal index
+        for piece in _pieces("".join(parts)):
+            yield _line(index, first_number, piece, time)
+            index += 1
+        parts.clear()
+
+    for number, raw in enumerate(raw_lines, 1):
+        head = raw[:1]
+        wrapped = unwrap(raw) if head == "{" or head.isdigit() or head in (" ", "\t") else None
+        if wrapped is None:
+            if parts:
+                yield from flush()
+            yield _line(index, number, raw, None)
+            index += 1
+            continue
+        if not parts:
+            first_number, time, size = number, wrapped.time, 0
+        parts.append(wrapped.message)
+        size += len(wrapped.message)
+        if wrapped.whole or size > MAX_JOINED_CHARS:
+            yield from flush()
+    if parts:
+        yield from flush()
+
+
+def _line(index: int, number: int, raw: str, time: str | None) -> LogLine:
+    body, source, stamp = strip_transport(raw[:MAX_LINE_CHARS])
+    return LogLine(index, number, raw, body, source, time or stamp)
+
+
+def log_lines(text: str) -> Iterator[LogLine]:
+    """The LogLines of a text."""
+    return read_lines(text_lines(text))
 
 
 def sglang_message(body: str) -> tuple[str | None, str, str]:

@@ -1,0 +1,147 @@
+"""bench_serving's JSON result records (sglang-facts.md §7), wherever a log holds them.
+
+bench_serving appends one JSON object a line to its `--output-file`; logs that users post hold
+such records among other lines: alone, after a timestamp or a transport prefix, wrapped over
+several lines by a terminal or an issue tracker, or pretty-printed. The prefill/decode
+disaggregation variant adds keys (`server_info` per server, `pd_...`): only the summary keys at
+the top level are read, and a summary value is a finite number or null.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from tools.sglang_log_lines import MAX_LINE_CHARS, RECORD_START
+
+BENCH_KEYS = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms",
+              "request_throughput", "accept_length")
+# Keys only bench_serving writes (bench_one_batch_server also has `output_throughput`); a
+# record has them all, so two of them tell it from a JSON line that has one by chance.
+_SERVING_ONLY = ("request_throughput", "median_ttft_ms", "median_itl_ms", "median_tpot_ms",
+                 "completed", "duration")
+_QUOTED_KEYS = tuple(f'"{key}"' for key in _SERVING_ONLY)
+_OBJECT_START = re.compile(r'\{\s*"|\{\s*$')
+_DECODER = json.JSONDecoder()
+_MAX_STARTS = 4  # `{` positions tried on a line
+_MAX_SPAN_LINES = 400  # a record wrapped or pretty-printed over lines
+_MAX_SPAN_CHARS = 1 << 24
+
+
+def finite(value: Any) -> Any:
+    """JSON data with every non-finite float (Infinity, NaN) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def json_records(lines: list[str]) -> list[dict[str, Any]]:
+    """Every line that is a JSON object by itself; non-finite numbers null."""
+    records = []
+    for line in lines:
+        text = line.strip()
+        if not text.startswith("{"):
+            continue
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            records.append(finite(record))
+    return records
+
+
+def is_serving_record(record: dict[str, Any]) -> bool:
+    return sum(key in record for key in _SERVING_ONLY) >= 2
+
+
+def serving_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """The six summary fields of a bench_serving JSON record (numbers only)."""
+    summary: dict[str, Any] = {}
+    for key in BENCH_KEYS:
+        value = record.get(key)
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        summary[key] = float(value) if ok and math.isfinite(value) else None
+    return summary
+
+
+def _depth(text: str) -> int:
+    """Braces opened minus closed, strings not told apart: only says "maybe not closed yet"."""
+    return text.count("{") - text.count("}")
+
+
+class JsonRecordFinder:
+    """Fed line by line: the summary of the first bench_serving record."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Any] | None = None
+        self.span: list[str] | None = None  # a record going on over lines
+        self.depth = 0
+        self.span_chars = 0
+
+    def feed(self, body: str, raw: str) -> None:
+        if self.found is not None:
+            return
+        if self.span is not None:
+            if self._continue(body):
+                return
+            self.span = None
+        if "{" not in body:
+            return
+        # The body is capped in length; a record with `--output-details` can pass any cap.
+        text = raw if len(body) >= MAX_LINE_CHARS else body
+        for n, m in enumerate(_OBJECT_START.finditer(text)):
+            if n >= _MAX_STARTS:
+                break
+            if self._take(text, m.start()):
+                return
+
+    def _take(self, text: str, start: int) -> bool:
+        """Whether a record starts at `start` (read now, or over the next lines)."""
+        if any(key in text for key in _QUOTED_KEYS):
+            try:
+                record, _ = _DECODER.raw_decode(text, start)
+            except (ValueError, RecursionError):
+                record = None
+            if isinstance(record, dict):
+                self._found(record)
+                return self.found is not None
+        depth = _depth(text[start:])
+        if depth > 0:  # not closed on this line: wrapped, or pretty-printed
+            self.span, self.depth, self.span_chars = [text[start:]], depth, len(text) - start
+            return True
+        return False
+
+    def _continue(self, body: str) -> bool:
+        """Whether the line goes on with the record being read (it is taken then)."""
+        assert self.span is not None
+        if body.lstrip()[:2] == '{"' or RECORD_START.match(body, 0, 200):
+            return False  # another record, or another log line: the record was cut
+        self.span.append(body)  # a hard wrap splits anywhere, even mid-token: join as is
+        self.depth += _depth(body)
+        self.span_chars += len(body)
+        if self.depth > 0:
+            if len(self.span) > _MAX_SPAN_LINES or self.span_chars > _MAX_SPAN_CHARS:
+                self.span = None
+            return True
+        joined, self.span = "".join(self.span), None
+        try:
+            record = json.loads(joined)
+        except (ValueError, RecursionError):
+            return True
+        if isinstance(record, dict):
+            self._found(record)
+        return True
+
+    def _found(self, record: dict[str, Any]) -> None:
+        if is_serving_record(record):
+            self.found = serving_summary(finite(record))
+
+    def result(self) -> dict[str, Any] | None:
+        return self.found

@@ -1,0 +1,45 @@
+"""Field names that tell a server_args dump from other `name=value` text."""
+
+from __future__ import annotations
+
+# Field names of ServerArgs across releases (0.3 to 0.5.23) that nothing else prints as
+# `name=value` items; generic ones (host, port, device, dtype, served_model_name) are left out.
+_KNOWN = """
+model_path tokenizer_path tokenizer_mode skip_tokenizer_init load_format trust_remote_code
+context_length is_embedding enable_multimodal model_impl quantization kv_cache_dtype
+mem_fraction_static max_running_requests max_queued_requests max_total_tokens chunked_prefill_size
+max_prefill_tokens schedule_policy schedule_conservativeness cpu_offload_gb page_size tp_size
+pp_size dp_size ep_size attn_cp_size moe_dp_size stream_interval stream_output random_seed
+watchdog_timeout dist_timeout download_dir base_gpu_id gpu_id_step log_level log_level_http
+log_requests show_time_cost enable_metrics decode_log_interval file_storage_path
+enable_cache_report reasoning_parser tool_call_parser load_balance_method dist_init_addr nnodes
+node_rank json_model_override_args lora_paths max_loras_per_batch lora_backend enable_lora
+max_lora_rank attention_backend decode_attention_backend prefill_attention_backend
+sampling_backend grammar_backend mm_attention_backend nsa_prefill_backend nsa_decode_backend
+speculative_algorithm speculative_draft_model_path speculative_num_steps speculative_eagle_topk
+speculative_num_draft_tokens speculative_token_map speculative_attention_mode
+enable_double_sparsity disable_radix_cache cuda_graph_max_bs cuda_graph_bs cuda_graph_config
+disable_cuda_graph disable_cuda_graph_padding enable_nccl_nvls disable_outlines_disk_cache
+disable_custom_all_reduce disable_overlap_schedule enable_mixed_chunk enable_dp_attention
+enable_dp_lm_head enable_ep_moe enable_deepep_moe deepep_mode moe_a2a_backend moe_runner_backend
+enable_two_batch_overlap enable_torch_compile torch_compile_max_bs torchao_config
+enable_nan_detection enable_p2p_check triton_attention_reduce_in_fp32
+triton_attention_num_kv_splits num_continuous_decode_steps delete_ckpt_after_loading
+enable_memory_saver allow_auto_truncate enable_custom_logit_processor enable_hierarchical_cache
+hicache_ratio flashinfer_mla_disable_ragged disaggregation_mode disaggregation_transfer_backend
+disaggregation_bootstrap_port constrained_json_whitespace_pattern skip_server_warmup
+enable_eplb ep_num_redundant_experts moe_dense_tp_size disable_chunked_prefix_cache
+disable_shared_experts_fusion enable_piecewise_cuda_graph disable_flashinfer
+disable_flashinfer_sampling enable_mla disable_regex_jump_forward disable_disk_cache
+attention_reduce_in_fp32 enable_overlap_schedule
+"""
+# Arguments of the benchmarks (bench_serving, bench_one_batch, bench_offline_throughput), whose
+# `Namespace(...)` dumps carry server fields too.
+_BENCH = """
+dataset_name dataset_path num_prompts random_input_len random_output_len random_range_ratio
+request_rate max_concurrency sharegpt_output_len warmup_requests disable_tqdm output_file
+result_filename run_name batch_size input_len output_len correctness_test
+"""
+
+KNOWN_FIELDS = frozenset(_KNOWN.split())
+BENCH_FIELDS = frozenset(_BENCH.split())
