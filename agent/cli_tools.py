@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -154,13 +155,14 @@ def logs_parse(
 
     if not file.exists() or not file.is_file():
         raise ToolError(f"no such log file: {file}")
-    parsed = mask(parse_log_file(file).to_json_dict())
-    if as_json:
-        typer.echo(json.dumps(parsed, indent=2))
+    result = parse_log_file(file)  # streamed: memory grows with the records, not the file
+    if as_json:  # written record by record, each masked
+        result.write_json(sys.stdout, transform=mask)
+        sys.stdout.write("\n")
         return
     from agent.views import log_summary
 
-    log_summary(file, parsed)
+    log_summary(file, mask(result.to_json_dict()))
 
 
 def paths(
