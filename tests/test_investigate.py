@@ -40,6 +40,20 @@ def test_empty_folder_investigates_the_seed_lab(tmp_path: Path) -> None:
     assert result["status"] == "confirmed"
     assert [c["file"] for c in result["culprits"]] == [
         "python/sglang/srt/distributed/parallel_state.py"]
+    built = Path(err.splitlines()[0].split("(built in ")[1].rstrip(")."))
+    assert not built.exists() and not built.parent.exists(), "the temporary lab is left"
+
+
+def test_a_config_beside_the_repository_investigates_it(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    elsewhere = tmp_path / "configs"
+    elsewhere.mkdir()  # not a git repository: [target] repo names the one to study
+    (elsewhere / "debug-agent.toml").write_text((lab / "debug-agent.toml").read_text().replace(
+        'repo = "."', f'repo = "{lab}"'))
+    assert run_cli("check", cwd=elsewhere).returncode == 0
+    result, _ = _investigate(elsewhere)
+    assert result["status"] == "confirmed" and result["target"]["repo"] == str(lab)
 
 
 def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -> None:
