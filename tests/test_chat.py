@@ -68,14 +68,23 @@ def terminal(tmp_path: Path):
     env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in (
         "DEBUG_AGENT_SESSIONS_DIR", "DEBUG_AGENT_STATE_DIR", "DEBUG_AGENT_LAB_TRUTH_DIR"))
     command = (f"cd {shlex.quote(str(lab))} && env {env} {shlex.quote(sys.executable)} -m agent "
-               f"chat --symptom 'verify 29ms'; sleep 30")
+               f"chat; sleep 30")  # no --symptom: on a terminal, chat asks for it
     term = Terminal(command, tmp_path)
     yield term
     term.close()
 
 
 def test_chat_session_in_a_terminal(terminal: Terminal) -> None:
+    terminal.wait("What got worse?")
+    terminal.send("verify 29ms (was 45)")  # an improvement: said so, and asked again
+    terminal.wait("describes an improvement")
+    terminal.wait("What got worse?")
+    terminal.send("verify 29ms")
     terminal.wait("/run starts.")
+    terminal.send("/facts")
+    terminal.wait("no facts yet: /run launches the bad state")
+    terminal.send("/hypotheses")
+    terminal.wait("no hypotheses yet: /run")
     terminal.send("/run")
     terminal.wait("launch the bad state, with the import trace (gather facts)? [y/n]")
     terminal.send("y")
