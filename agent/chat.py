@@ -17,6 +17,7 @@ from agent.checkpoints import saver
 from agent.gather import describe
 from agent.graph import MAX_STEPS, Context, build_graph
 from agent.investigate import LLMOptions, _echo, _target, open_session
+from agent.relevance import env_arrival
 from agent.state import InvestigationState
 from tools.config import load_config
 from tools.errors import ToolError
@@ -166,9 +167,9 @@ class Chat:
         text = (f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
                 f"{value:.3g} {s.symptom.unit}, {share:.0%} of the gap restored")
         if watch:
-            schedulers = [p for p in result.worker_env.processes if p.role == "scheduler"]
-            arrived = sum(p.env.get(watch[0]) == watch[1] for p in schedulers)
-            text += f"; it reached {arrived}/{len(schedulers)} scheduler processes"
+            arrival = env_arrival(watch[0], watch[1], result.worker_env)
+            text += ("; whether it reached the workers is unknown (not read)" if arrival is None
+                     else f"; it reached {arrival[0]}/{arrival[1]} scheduler processes")
         self.ctx.transcript.event("chat", "experiment", text, spec=spec.model_dump(),
                                   value=value)  # the echo shows it
 

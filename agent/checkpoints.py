@@ -15,7 +15,7 @@ STATE_TYPES = [
 ] + [("agent.relevance", "Facts"), ("agent.relevance", "Relevance"),
      ("agent.symptom", "Symptom"), ("tools.candidates", "Candidate"),
      ("tools.import_trace", "ImportTrace"), ("tools.worker_env", "WorkerEnv"),
-     ("tools.worker_env", "ProcessEnv")]
+     ("tools.worker_env", "ProcessEnv"), ("tools.gpu", "GpuInfo")]
 
 
 def saver(connection: sqlite3.Connection):

@@ -1,7 +1,10 @@
 """Gather facts: the candidates, and what the bad state's server says about itself.
 
 The first launch of the bad state runs with the import trace; its log gives the resolved
-server arguments, /model_info the architecture, /proc the workers' environment.
+server arguments (and the GPU, where a line shows it), /model_info the architecture, /proc the
+workers' environment. When the log does not show the GPU, the node's answer to nvidia-smi (or
+ROCm's tools) is used if the caller has it: `tools.gpu.query_gpu` over the experiment's node
+shell (`Node.shell`, the same on this machine and over SSH).
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ from pathlib import Path
 from agent.relevance import Facts
 from agent.state import InvestigationState
 from tools.experiment import ExperimentResult
+from tools.gpu import GpuInfo
+from tools.gpu_log import gpu_from_log
 from tools.sglang_log import parse_log_file
 
 _LOADED_TYPE = re.compile(r"Load weight end\. type=(\w+)")
 
 
-def facts_from(result: ExperimentResult) -> Facts:
+def facts_from(result: ExperimentResult, node_gpu: GpuInfo | None = None) -> Facts:
+    """`node_gpu`: what the experiment's node said, used when the log shows no GPU."""
     log = Path(result.log)
     parsed = parse_log_file(log)
     args_line = None
@@ -31,7 +37,8 @@ def facts_from(result: ExperimentResult) -> Facts:
         architectures = sorted(set(_LOADED_TYPE.findall(text)))[:1]
     return Facts(server_args=parsed.server_args, server_args_line=args_line,
                  architectures=architectures, trace=result.import_trace,
-                 workers=result.worker_env)
+                 workers=result.worker_env,
+                 gpu=gpu_from_log(text, f"server log {log.name}") or node_gpu)
 
 
 def describe(state: InvestigationState) -> list[str]:
@@ -48,6 +55,8 @@ def describe(state: InvestigationState) -> list[str]:
         lines.append(f"server log line {facts.server_args_line}: {shown}")
     if facts.architectures:
         lines.append(f"model architecture: {facts.architectures[0]}")
+    if facts.gpu:
+        lines.append(f"GPU: {facts.gpu.describe()} ({facts.gpu.source})")
     if facts.trace:
         lines.append(f"import trace: {len(facts.trace.files)} source files loaded by "
                      f"{facts.trace.processes} processes")

@@ -75,7 +75,7 @@ def build_graph(ctx: Context, checkpointer=None):
         launch, result = ctx.runner.launch(s, s.configs[s.bad_key], request, trace=True)
         s.configs[s.bad_key].launches.append(launch)
         s.launches += 1
-        s.facts = facts_from(result)
+        s.facts = facts_from(result, node_gpu=result.gpu)
         log("gather", "tool_result", f"bad state launched with the import trace: "
             f"{s.metric} {launch.value:.3g} {s.symptom.unit}", log=launch.log,
             samples=launch.samples)

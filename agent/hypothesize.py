@@ -35,7 +35,7 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
         hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
         if c.kind == "hunk":
             verdict = assess(c, state.facts, _good_source(repo, state.good_sha, c.file or ""),
-                             _bad_source(root, c.file or ""))
+                             _bad_source(root, c.file or ""), root)
         else:
             verdict = assess(c, state.facts, None, [])
         if verdict.on_path is False:
@@ -69,9 +69,14 @@ def _arrival(state: InvestigationState, c) -> list[str]:
         env_assignments(c) if c.kind == "hunk" else [])
     said = []
     for name, value in pairs:
-        got, total = env_arrival(name or "", value or "", state.facts.workers)
-        text = (f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
-                f"{got}/{total} scheduler processes (worker env of the first bad launch)")
+        arrival = env_arrival(name or "", value or "", state.facts.workers)
+        if arrival is None:
+            text = (f"{c.id} sets {name}={value}: the workers' environment was not read for "
+                    f"{name}, so whether it arrived is unknown")
+        else:
+            got, total = arrival
+            text = (f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
+                    f"{got}/{total} scheduler processes (worker env of the first bad launch)")
         state.hypotheses[c.id].evidence.append(text)
         said.append(text)
     return said

@@ -1,26 +1,31 @@
 """Relevance without a launch: is a candidate on the execution path of the bad state?
 
 Evidence, strongest first: the import trace (a file no server process imported cannot matter),
-the branch a hunk sits in (a branch for another model architecture is never taken), what a hunk
-changes (a comment-only hunk changes nothing), and whether the env vars a hunk sets ever reach
-the worker processes. Each verdict carries the evidence quoted, for the transcript and report.
+what a hunk changes (a comment-only hunk changes nothing), the branch a hunk sits in (a branch
+for another model architecture, or under a GPU guard that is false on the server's GPU, is
+never taken), and whether the env vars a hunk sets ever reach the worker processes. Each
+verdict carries the evidence quoted, for the transcript and report.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
+from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.candidates import Candidate
+from tools.candidates import ENV_SET, Candidate
+from tools.gpu import GpuInfo
+from tools.gpu_guards import decide
 from tools.import_trace import ImportTrace
+from tools.paths_enclosing import Branch, enclosing_branches
+from tools.paths_imports import source_lookup
+from tools.secrets import mask
 from tools.worker_env import WorkerEnv
 
 _ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9]*For[A-Z][A-Za-z]+)["']""")
-_ENV_SET = re.compile(
-    r"""os\.environ(?:\[\s*["'](\w+)["']\s*\]\s*=\s*|\.setdefault\(\s*["'](\w+)["']\s*,\s*)"""
-    r"""["']([^"']*)["']""")
 
 
 class Facts(BaseModel):
@@ -31,6 +36,7 @@ class Facts(BaseModel):
     architectures: list[str] = []
     trace: ImportTrace | None = None
     workers: WorkerEnv | None = None
+    gpu: GpuInfo | None = None  # from the server log, else the node (None: guards undecided)
 
 
 class Relevance(BaseModel):
@@ -64,23 +70,21 @@ def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
                      evidence=evidence)
 
 
-def _enclosing_conditions(source: list[str], line_no: int) -> list[str]:
-    """The if/elif lines that enclose line `line_no` (1-based), innermost first."""
-    target = source[line_no - 1]
-    indent = len(target) - len(target.lstrip())
-    found = []
-    for line in reversed(source[: line_no - 1]):
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        level = len(line) - len(stripped)
-        if level < indent:
-            if stripped.startswith(("if ", "elif ")):
-                found.append(stripped.rstrip())
-            if stripped.startswith(("def ", "class ")):
-                break
-            indent = level
-    return found
+@lru_cache(maxsize=32)
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _branches(c: Candidate, bad_source: list[str]) -> tuple[int, list[Branch]] | None:
+    """The hunk's first changed line and the branches around it in the bad file."""
+    first = _first_changed_line(c)
+    if first is None or not bad_source or first > len(bad_source):
+        return None
+    tree = _parsed("\n".join(bad_source) + "\n")
+    return (first, enclosing_branches(tree, bad_source, first)) if tree else None
 
 
 def _first_changed_line(c: Candidate) -> int | None:
@@ -98,19 +102,37 @@ def _first_changed_line(c: Candidate) -> int | None:
 
 
 def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Relevance | None:
-    if not facts.architectures or not bad_source:
-        return None
-    first = _first_changed_line(c)
-    if first is None or first > len(bad_source):
-        return None
-    for condition in _enclosing_conditions(bad_source, first):
-        named = _ARCH.findall(condition)
-        if named and not set(named) & set(facts.architectures):
+    found = _branches(c, bad_source) if facts.architectures else None
+    for branch in found[1] if found else []:
+        named = _ARCH.findall(branch.header)
+        if branch.taken and named and not set(named) & set(facts.architectures):
             return Relevance(candidate=c.id, on_path=False,
                              reason="branch for another model architecture", evidence=[
-                                 f"{c.file}:{first} sits under `{condition}`",
+                                 f"{c.file}:{found[0]} sits under `{branch.header}`",
                                  f"the server runs {facts.architectures[0]} (/model_info)",
                                  *_args_quote(facts, "model_path")])
+    return None
+
+
+def _other_gpu(c: Candidate, facts: Facts, bad_source: list[str],
+               root: Path | None) -> Relevance | None:
+    """A hunk under a GPU guard that is false on the server's GPU never runs there."""
+    gpu = facts.gpu
+    found = _branches(c, bad_source) if gpu and (c.file or "").endswith(".py") else None
+    if gpu is None or not found:
+        return None
+    lookup = source_lookup("\n".join(bad_source) + "\n", root / (c.file or "") if root else None,
+                           root)
+    for branch in found[1]:
+        decision = decide(branch.test, lookup, gpu)
+        if decision.value is None or decision.value == branch.taken:
+            continue
+        where = "under" if branch.taken else "in the else branch of"
+        return Relevance(candidate=c.id, on_path=False, reason="branch for another GPU",
+                         evidence=[f"{c.file}:{found[0]} sits {where} `{branch.header}` "
+                                   f"(line {branch.line})", *decision.notes,
+                                   f"`{ast.unparse(branch.test)}` is {decision.value} on the "
+                                   f"server's GPU, {gpu.describe()} ({gpu.source})"])
     return None
 
 
@@ -151,22 +173,20 @@ def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
 
 def env_assignments(c: Candidate) -> list[tuple[str, str]]:
     """(NAME, value) pairs a hunk's added lines put into os.environ."""
-    found = []
-    for row in c.patch.splitlines()[3:]:
-        if row.startswith("+"):
-            for m in _ENV_SET.finditer(row):
-                found.append((m.group(1) or m.group(2), m.group(3)))
-    return found
+    return c.env_assignments()
 
 
 def _only_env_lines(c: Candidate) -> bool:
-    added = [row[1:].strip() for row in c.patch.splitlines()[3:] if row.startswith("+")]
-    code = [a for a in added if a and not a.startswith("#")]
-    return bool(code) and all(_ENV_SET.search(a) for a in code)
+    code = [a for a in (row.strip() for row in c.added_lines()) if a and not a.startswith("#")]
+    return bool(code) and all(ENV_SET.search(a) for a in code)
 
 
-def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int]:
-    """(scheduler processes that have NAME=value, scheduler processes)."""
+def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int] | None:
+    """(scheduler processes that have NAME=value, scheduler processes); None when NAME was not
+    read from the workers at all (then "unset" would be a guess)."""
+    if not workers.recorded(name):
+        return None
+    value = mask({name: value})[name]  # the workers' values are kept masked the same way
     schedulers = [p for p in workers.processes if p.role == "scheduler"] or workers.processes
     return sum(p.env.get(name) == value for p in schedulers), len(schedulers)
 
@@ -181,8 +201,9 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
     else:
         return None
     for name, value in pairs:
-        if env_arrival(name, value, facts.workers)[0]:
-            return None
+        arrival = env_arrival(name, value, facts.workers)
+        if arrival is None or arrival[0]:
+            return None  # it arrived somewhere, or nobody looked
     evidence = []
     for name, value in pairs:
         seen = ", ".join(f"{p.role} {p.pid}: {p.env.get(name, 'unset')}"
@@ -193,9 +214,11 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
 
 
 def assess(c: Candidate, facts: Facts, good_source: str | None,
-           bad_source: list[str]) -> Relevance:
+           bad_source: list[str], root: Path | None = None) -> Relevance:
+    """`root`: the bad state's repository, so guards can follow names to other modules."""
     for check in (lambda: _not_imported(c, facts), lambda: _comment_only(c, good_source),
                   lambda: _other_architecture(c, facts, bad_source),
+                  lambda: _other_gpu(c, facts, bad_source, root),
                   lambda: _env_never_arrives(c, facts)):
         verdict = check()
         if verdict is not None:

@@ -14,8 +14,8 @@ from tools.bench import BenchError, run_http_bench
 from tools.bench_command import run_command_bench
 from tools.config import BenchSection, load_config
 from tools.node import LocalNode
-from tools.server import free_port, running_server
 from tools.secrets import MASK, mask
+from tools.server import free_port, running_server
 from tools.worker_env import worker_env
 
 
@@ -45,6 +45,24 @@ def test_worker_env_sees_sitecustomize_in_the_schedulers(seed_lab: Path, tmp_pat
     main = next(p for p in report.processes if p.role == "main")
     assert "NCCL_PROTO" not in main.env  # set inside main by sitecustomize, after its exec
     assert report.reached_all("PYTHONPATH", "python")
+
+
+def test_env_evidence_only_for_variables_that_were_read(seed_lab: Path, tmp_path: Path) -> None:
+    """A variable outside the usual prefixes is "unknown" unless asked for, never "unset"."""
+    from agent.relevance import env_arrival
+
+    config = load_config(seed_lab)
+    port = free_port()
+    env = {**config.launch.env, "TRITON_CACHE_DIR": "/tmp/t", "LD_PRELOAD": "libx.so"}
+    with running_server(config.launch_argv(port), seed_lab, env, port, tmp_path / "s.log",
+                        timeout_s=60) as server:
+        usual = worker_env(server.pid)
+        asked = worker_env(server.pid, frozenset({"TRITON_CACHE_DIR", "HF_HOME"}))
+    assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", usual) is None
+    assert env_arrival("LD_PRELOAD", "libx.so", asked) is None
+    assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", asked) == (8, 8)
+    assert env_arrival("HF_HOME", "/h", asked) == (0, 8)  # read, and unset in every worker
+    assert env_arrival("NCCL_PROTO", "LL", usual) == (8, 8)  # the lab's sitecustomize
 
 
 def test_secret_looking_names_are_masked_and_told_apart() -> None:

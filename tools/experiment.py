@@ -21,6 +21,7 @@ from tools.bench import Metric, RequestSample
 from tools.candidates import Candidate, CandidateSet
 from tools.config import TargetConfig
 from tools.errors import ToolError
+from tools.gpu import GpuInfo, query_gpu
 from tools.import_trace import ImportTrace
 from tools.measure import measure
 from tools.node import Node, open_node
@@ -57,6 +58,7 @@ class ExperimentResult(BaseModel):
     worker_env: WorkerEnv  # of the last launch
     model_info: dict | None = None
     import_trace: ImportTrace | None = None  # with trace=True: what the processes loaded
+    gpu: GpuInfo | None = None  # with trace=True: what nvidia-smi / ROCm says on the node
     retried: str | None = None  # why a first attempt was discarded (a dropped connection)
     wall_s: float
 
@@ -148,6 +150,8 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
                                         on_phase=on_phase, on_request=on_request,
                                         watch_env=env_names(cands)))
             imports = node.read_trace(tree) if trace else None
+            gpu = query_gpu(lambda command: node.shell(command, cwd, {}, 20.0),
+                            "the node" if config.host else "this machine") if trace else None
     finally:
         mask_files(out_dir)  # what the server printed stays, its secrets do not
     pooled = _pool([m.bench.metrics for m in measured])
@@ -164,7 +168,7 @@ def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: Expe
         hunks=[h.id for h in state.hunks], good_sha=cands.good_sha,
         samples=[s for m in measured for s in m.bench.samples],
         worker_env=measured[-1].worker_env, model_info=measured[-1].model_info,
-        import_trace=imports,
+        import_trace=imports, gpu=gpu,
         wall_s=time.monotonic() - start)
 
 

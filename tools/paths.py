@@ -3,36 +3,49 @@
 The attention backend the log's server_args resolved is mapped to its module(s) through the
 target's own `attention_registry.py` (the `@register_attention_backend(name)` factories and the
 modules they import), never through a table of ours; the model architecture is mapped to the
-model file that defines its class.
+model file that defines its class. A registry factory that picks a module under a GPU guard
+(`if _is_npu: ... elif _is_hip: ... else: ...`) is decided by the GPU the log (or `--gpu`)
+reports.
+
+Then imports are followed (tools/paths_imports.py). The roots are the modules a serving
+process certainly imports: the selected backends' modules, the served model's file, and the
+model runner (every scheduler process imports it, and through it the registry). A module
+reached from a root by module-level imports is on-path, with the chain quoted. A registered
+backend module that the server did not select is a dead end: reached, it is on-path only when
+an on-path module other than the selecting one imports it (a helper or a base class used
+elsewhere); reached only through another unselected backend, it stays off. A file nothing
+reaches stays "unknown": no chain from these roots is no proof that nothing imports it.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel
 
 from tools.errors import ToolError
-from tools.paths_branches import ATTENTION_PKG, RUNNER, Registration, module_file, read_branches
+from tools.gpu import GpuInfo
+from tools.gpu_guards import mentions_gpu
+from tools.paths_branches import RUNNER, Condition, Registration, read_branches, uses
+from tools.paths_cache import SummaryCache
+from tools.paths_imports import lookup_in, reach
+from tools.paths_modules import ModuleGraph
+from tools.paths_verdicts import ATTENTION_KEYS, FileVerdict, Judge
 
 REGISTRY = "srt/layers/attention/attention_registry.py"
-ATTENTION_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
-
-
-class FileVerdict(BaseModel):
-    path: str
-    status: Literal["on", "off", "unknown"]
-    evidence: list[str]
 
 
 class PathsReport(BaseModel):
     files: list[FileVerdict]
+    gpu: GpuInfo | None = None
 
 
 def package_root(repo: Path) -> Path:
     """The `sglang` package folder inside a checkout, an unpacked wheel, or itself."""
+    if not repo.is_dir():
+        raise ToolError(f"{repo} is not a folder (--repo wants an SGLang checkout or an "
+                        "unpacked wheel)")
     for candidate in (repo / "python" / "sglang", repo / "sglang", repo):
         if (candidate / REGISTRY).exists() or (candidate / RUNNER).exists():
             return candidate
@@ -40,9 +53,12 @@ def package_root(repo: Path) -> Path:
                     "found)")
 
 
-def read_registry(pkg: Path) -> list[Registration]:
-    """0.5.x: the `@register_attention_backend(name)` factories and the modules they import."""
-    tree = ast.parse((pkg / REGISTRY).read_text())
+def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
+    """0.5.x: the `@register_attention_backend(name)` factories and the modules they import;
+    a module imported only under a GPU guard in the factory is recorded with the guard."""
+    path = pkg / REGISTRY
+    names = lookup_in(graph, path)  # the registry's `_is_npu = is_npu()` and the like
+    tree = ast.parse(path.read_text(errors="replace"))
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
@@ -51,18 +67,20 @@ def read_registry(pkg: Path) -> list[Registration]:
             if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "") ==
                     "register_attention_backend" and deco.args
                     and isinstance(deco.args[0], ast.Constant)):
-                modules = sorted({module_file(imp.module or "") for imp in ast.walk(node)
-                                  if isinstance(imp, ast.ImportFrom)
-                                  and (imp.module or "").startswith(ATTENTION_PKG)})
-                found.append(Registration(backend=str(deco.args[0].value), source=REGISTRY,
-                                          line=deco.lineno, selector=f"@{ast.unparse(deco)}",
-                                          modules=modules))
+                direct: set[str] = set()
+                conditional: dict[str, Condition] = {}
+                uses(node.body, {}, lambda test: mentions_gpu(test, names), direct,
+                     conditional)
+                found.append(Registration(
+                    backend=str(deco.args[0].value), source=REGISTRY, line=deco.lineno,
+                    selector=f"@{ast.unparse(deco)}", modules=sorted(direct),
+                    conditional=[c for m, c in sorted(conditional.items()) if m not in direct]))
     return found
 
 
-def read_selection(pkg: Path) -> list[Registration]:
+def read_selection(pkg: Path, graph: ModuleGraph) -> list[Registration]:
     """How this tree picks its attention backend: the registry, or an older layout's branches."""
-    return read_registry(pkg) if (pkg / REGISTRY).exists() else read_branches(pkg)
+    return read_registry(pkg, graph) if (pkg / REGISTRY).exists() else read_branches(pkg)
 
 
 def _relative(path: str, pkg: Path) -> str:
@@ -73,69 +91,41 @@ def _relative(path: str, pkg: Path) -> str:
     return f"srt/{path}" if (pkg / "srt" / path).exists() else path
 
 
-def _model_classes(pkg: Path) -> dict[str, str]:
-    """Architecture class name -> package-relative model file that defines it."""
-    classes: dict[str, str] = {}
+def served_file(pkg: Path, graph: ModuleGraph, architecture: str) -> str | None:
+    """The package-relative model file whose top level defines `architecture`. A text search
+    only narrows which of the ~300 model files get parsed."""
     for path in sorted((pkg / "srt" / "models").glob("*.py")):
         try:
-            tree = ast.parse(path.read_text(errors="replace"))
-        except SyntaxError:
+            named = f"class {architecture}" in path.read_text(errors="replace")
+        except OSError:
             continue
-        for node in tree.body:
-            if isinstance(node, ast.ClassDef) and "For" in node.name:
-                classes.setdefault(node.name, f"srt/models/{path.name}")
-    return classes
-
-
-def _backend_evidence(rel: str, users: list[Registration], active: set[str],
-                      server_args: dict) -> tuple[list[str], Literal["on", "off", "unknown"]]:
-    """The selections that use `rel`, and whether one of the active backends really does."""
-    evidence, status = [], "off"
-    for r in users:
-        condition = next((c for c in r.conditional if c.module == rel), None)
-        if condition is None:
-            evidence.append(f"{r.source}:{r.line}: {r.selector} uses {rel}")
-            status = "on" if r.backend in active else status
-            continue
-        evidence.append(f"{r.source}:{r.line}: {r.selector} uses {rel} only "
-                        f"{'if' if condition.when else 'if not'} {condition.test}")
-        if r.backend in active and status != "on":
-            holds = condition.holds(server_args)
-            if holds is not None:
-                evidence.append(f"the log's server_args has {condition.flag}="
-                                f"{server_args[condition.flag]!r}")
-            status = "unknown" if holds is None else ("on" if holds else status)
-    return evidence, status  # type: ignore[return-value]
+        summary = graph.summary(path) if named else None
+        if summary and architecture in summary.classes:
+            return f"srt/models/{path.name}"
+    return None
 
 
 def classify(files: list[str], pkg: Path, server_args: dict | None,
-             args_line: int | None, architecture: str | None) -> PathsReport:
-    registrations = read_selection(pkg)
+             args_line: int | None, architecture: str | None,
+             gpu: GpuInfo | None = None) -> PathsReport:
+    cache = SummaryCache(pkg)
+    graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
+    registrations = read_selection(pkg, graph)
     active = {str(server_args[k]) for k in ATTENTION_KEYS
               if server_args and server_args.get(k) not in (None, "")}
-    where = f" (log line {args_line})" if args_line else ""
-    resolved = ", ".join(f"{k}={server_args[k]!r}" for k in ATTENTION_KEYS
-                         if server_args and server_args.get(k) is not None) or "none"
-    classes = _model_classes(pkg) if architecture else {}
-    served_file = classes.get(architecture or "")
-    verdicts = []
-    for given in files:
-        rel = _relative(given, pkg)
-        users = sorted((r for r in registrations if rel in r.modules
-                        or any(c.module == rel for c in r.conditional)),
-                       key=lambda r: (r.backend not in active, r.line))
-        if users and active:
-            evidence, status = _backend_evidence(rel, users, active, server_args or {})
-            evidence.append(f"the server resolved {resolved}{where}")
-            verdicts.append(FileVerdict(path=given, status=status, evidence=evidence))
-        elif rel.startswith("srt/models/") and served_file:
-            defined = sorted(name for name, f in classes.items() if f == rel)
-            status = "on" if rel == served_file else ("off" if defined else "unknown")
-            verdicts.append(FileVerdict(path=given, status=status, evidence=[
-                f"{rel} defines {', '.join(defined) or 'no model class'}",
-                f"the server runs {architecture} (defined in {served_file})"]))
-        else:
-            verdicts.append(FileVerdict(path=given, status="unknown", evidence=[
-                "neither a registered attention backend module nor a model file"
-                if server_args else "no server_args in the log to judge against"]))
-    return PathsReport(files=verdicts)
+    served = served_file(pkg, graph, architecture) if architecture else None
+    judge = Judge(graph=graph, pkg=pkg, registrations=registrations, active=active,
+                  server_args=server_args or {}, args_line=args_line, gpu=gpu,
+                  architecture=architecture, served=served)
+    roots = judge.roots()
+    backend_files = {pkg / m for r in registrations
+                     for m in [*r.modules, *(c.module for c in r.conditional)]}
+    selectors = {pkg / r.source for r in registrations}
+    judge.found = reach(graph, roots, gpu, stop=backend_files - set(roots),
+                        skip=lambda importer, target: importer in selectors
+                        and target in backend_files)
+    judge.stops = backend_files - set(roots)
+    verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
+    cache.save()  # after the verdicts: they read model files of their own
+    return PathsReport(files=verdicts, gpu=gpu)
+

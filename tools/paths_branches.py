@@ -1,13 +1,14 @@
 """Older SGLang layouts (before attention_registry.py): the model runner picks the attention
 backend in `if ...attention_backend == "name":` branches. Read which backend modules each branch
 uses, by name or by import, from the code itself. A module used only under a further condition
-(e.g. `if self.server_args.enable_double_sparsity:`) is recorded with it, so the log's
-server_args can decide it.
+(e.g. `if self.server_args.enable_double_sparsity:`, or a GPU guard such as `elif _is_hip:`)
+is recorded with it, so the log's server_args or the GPU can decide it.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -74,24 +75,48 @@ def _flag(test: ast.expr) -> tuple[str | None, bool]:
     return None, True
 
 
-def _uses(stmts: list[ast.stmt], names: dict[str, str], under: tuple[ast.expr, bool] | None,
-          direct: set[str], conditional: dict[str, Condition]) -> None:
+Branching = Callable[[ast.expr], bool]  # does an `if` with this test make its body conditional
+
+
+def _condition(module: str, unders: tuple[tuple[ast.expr, bool], ...]) -> Condition:
+    """The condition a module is used under: one test (maybe a server_args flag), or all of
+    the enclosing tests, each as the branch needs it."""
+    if len(unders) == 1:
+        test, taken = unders[0]
+        flag, when = _flag(test)
+        return Condition(module=module, test=ast.unparse(test), flag=flag,
+                         when=when if taken else not when)
+    parts = [t if taken else ast.UnaryOp(op=ast.Not(), operand=t) for t, taken in unders]
+    return Condition(module=module, test=ast.unparse(ast.BoolOp(op=ast.And(), values=parts)),
+                     flag=None, when=True)
+
+
+def uses(stmts: list[ast.stmt], names: dict[str, str], branching: Branching,
+         direct: set[str], conditional: dict[str, Condition],
+         unders: tuple[tuple[ast.expr, bool], ...] = ()) -> None:
+    """The backend modules `stmts` use (by a name of `names` or by import), each either
+    directly or under the `if` tests that `branching` accepts."""
     for stmt in stmts:
         if isinstance(stmt, ast.If) and not _backends(stmt.test):
-            _uses(stmt.body, names, (stmt.test, True), direct, conditional)
-            _uses(stmt.orelse, names, (stmt.test, False), direct, conditional)
+            more = ((stmt.test, True),) if branching(stmt.test) else ()
+            uses(stmt.body, names, branching, direct, conditional, unders + more)
+            less = ((stmt.test, False),) if more else ()
+            uses(stmt.orelse, names, branching, direct, conditional, unders + less)
+            continue
+        if isinstance(stmt, ast.For | ast.While | ast.With | ast.Try):
+            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []),
+                          getattr(stmt, "finalbody", []),
+                          *(h.body for h in getattr(stmt, "handlers", []))):
+                uses(block, names, branching, direct, conditional, unders)
             continue
         found = {names[n.id] for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in names}
         found |= {module_file(n.module) for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom)
                   and (n.module or "").startswith(ATTENTION_PKG)}
         for module in found:
-            if under is None:
+            if not unders:
                 direct.add(module)
             else:
-                flag, when = _flag(under[0])
-                conditional.setdefault(module, Condition(
-                    module=module, test=ast.unparse(under[0]), flag=flag,
-                    when=when if under[1] else not when))
+                conditional.setdefault(module, _condition(module, unders))
 
 
 def read_branches(pkg: Path) -> list[Registration]:
@@ -108,7 +133,7 @@ def read_branches(pkg: Path) -> list[Registration]:
             for backend in _backends(node.test):
                 direct: set[str] = set()
                 conditional: dict[str, Condition] = {}
-                _uses(node.body, names, None, direct, conditional)
+                uses(node.body, names, lambda _: True, direct, conditional)
                 found.append(Registration(backend=backend, source=RUNNER, line=node.lineno,
                                           selector=f"if {ast.unparse(node.test)}",
                                           modules=sorted(direct), conditional=[

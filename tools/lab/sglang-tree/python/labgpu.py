@@ -20,6 +20,8 @@ import random
 import time
 
 _MEMORY_GB = {"sm90": 80.0, "sm100": 180.0, "sm120": 96.0}
+_NAMES = {"sm90": "NVIDIA H100 80GB HBM3", "sm100": "NVIDIA B200",
+          "sm120": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
 
 
 class LabConfigError(ValueError):
@@ -52,6 +54,11 @@ def device_sm() -> int:
 
 def cuda_version() -> tuple[int, int]:
     return (12, 9)
+
+
+def device_name() -> str:
+    """What torch.cuda.get_device_name() says on this GPU."""
+    return _NAMES[gpu_arch()]
 
 
 def memory_gb() -> float:
