@@ -15,6 +15,7 @@ checked against a guess without this machine's key.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import os
@@ -34,6 +35,7 @@ MASK = "***"
 _NAME = re.compile(
     r"(?:^|[_\-.])(?:(?:api|access|private|secret|auth|client)[_\-]?key|token|secret|"
     r"password|passwd|credentials?|auth)(?:$|[_\-.])", re.IGNORECASE)
+_NAME_WORDS = ("key", "token", "secret", "passw", "credential", "auth")  # a quick pre-test
 _SHAPES = re.compile(
     r"\b(?:sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}"
     r"|github_pat_[A-Za-z0-9_]{8,}|xox[abprs]-[A-Za-z0-9\-]{8,}|AKIA[0-9A-Z]{16}"
@@ -79,6 +81,7 @@ def masked(value: str) -> str:
     return MASK + digest.hexdigest()[:6]
 
 
+@functools.lru_cache(maxsize=4096)  # the same keys and flags come back all the time
 def secret_name(name: str) -> bool:
     return bool(_NAME.search(name))
 
@@ -135,15 +138,28 @@ def _learn_environ() -> None:
 
 def mask_text(text: str) -> str:
     _learn_environ()
-    for value in sorted(_known, key=len, reverse=True):  # longest first: no partial leftovers
+    for value in _known_longest_first():
         if value in text:
             text = text.replace(value, masked(value))
     if "://" in text:
         text = _URL_PASSWORD.sub(lambda m: m.group(1) + masked(m.group(2)) + m.group(3), text)
     text = _SHAPES.sub(lambda m: masked(m.group(0)), text)
-    for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
-        text = pattern.sub(_mask_named, text)
+    lowered = text.lower()
+    if any(word in lowered for word in _NAME_WORDS):  # the named forms need such a name
+        for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
+            text = pattern.sub(_mask_named, text)
     return text
+
+
+_sorted_known: tuple[int, list[str]] = (0, [])
+
+
+def _known_longest_first() -> list[str]:
+    """Longest first, so a secret inside another leaves no part behind (sorted once per set)."""
+    global _sorted_known
+    if _sorted_known[0] != len(_known):
+        _sorted_known = (len(_known), sorted(_known, key=len, reverse=True))
+    return _sorted_known[1]
 
 
 def _mask_named(m: re.Match[str]) -> str:
