@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from tools.state import state_dir
 
 MASK = "***"
-# a credential's name: words of a snake/kebab/camel name, so `tokenizer_path` and
+# a credential's name: words of a snake or kebab name, so `tokenizer_path` and
 # `max_new_tokens` are not secrets but `HF_TOKEN`, `admin_api_key` and `db-password` are
 _NAME = re.compile(
     r"(?:^|[_\-.])(?:(?:api|access|private|secret|auth|client)[_\-]?key|token|secret|"
@@ -61,17 +61,18 @@ def _machine_key() -> bytes:
     global _key
     if _key is None:
         path = state_dir() / "mask.key"
+        fresh = _random.token_bytes(16)
         try:
-            _key = path.read_bytes()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(fresh)
         except OSError:
-            _key = _random.token_bytes(16)
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as out:
-                    out.write(_key)
-            except OSError:
-                pass  # a read-only state folder: this process's masks are still consistent
+            pass  # there already (another process may have just written it), or read-only
+        try:
+            _key = path.read_bytes() or fresh
+        except OSError:
+            _key = fresh  # a read-only state folder: this process's masks stay consistent
     return _key
 
 
