@@ -5,6 +5,10 @@ such records among other lines: alone, after a timestamp or a transport prefix, 
 several lines by a terminal or an issue tracker, or pretty-printed. The prefill/decode
 disaggregation variant adds keys (`server_info` per server, `pd_...`): only the summary keys at
 the top level are read, and a summary value is a finite number or null.
+
+A record cut short (a paste that ends inside it) gives the pairs before the cut: a value counts
+only when the `,` or `}` after it was printed, so a number the cut shortened is never read. A
+whole record wins over a cut one, and a cut one with no summary value is no record.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ _SERVING_ONLY = ("request_throughput", "median_ttft_ms", "median_itl_ms", "media
                  "completed", "duration")
 _QUOTED_KEYS = tuple(f'"{key}"' for key in _SERVING_ONLY)
 _OBJECT_START = re.compile(r'\{\s*"|\{\s*$')
+_KEY = re.compile(r'\s*"((?:[^"\\]|\\.){1,200})"\s*:\s*')
+_AFTER_VALUE = re.compile(r"\s*([,}])")
 _DECODER = json.JSONDecoder()
 _MAX_STARTS = 4  # `{` positions tried on a line
 _MAX_SPAN_LINES = 400  # a record wrapped or pretty-printed over lines
@@ -71,6 +77,26 @@ def serving_summary(record: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def cut_record(text: str) -> dict[str, Any]:
+    """The top-level pairs of a JSON object cut short, up to the last one known to be whole."""
+    record: dict[str, Any] = {}
+    at = text.find("{") + 1
+    while at:
+        key = _KEY.match(text, at)
+        if key is None:
+            break
+        try:
+            value, end = _DECODER.raw_decode(text, key.end())
+        except (ValueError, RecursionError):
+            break  # the cut fell in this value
+        after = _AFTER_VALUE.match(text, end)
+        if after is None:
+            break  # the value ends the text: it may have been longer
+        record[key.group(1)] = value
+        at = after.end() if after.group(1) == "," else 0
+    return record
+
+
 def _depth(text: str) -> int:
     """Braces opened minus closed, strings not told apart: only says "maybe not closed yet"."""
     return text.count("{") - text.count("}")
@@ -81,6 +107,7 @@ class JsonRecordFinder:
 
     def __init__(self) -> None:
         self.found: dict[str, Any] | None = None
+        self.cut: dict[str, Any] | None = None  # the first record cut short, if no whole one
         self.span: list[str] | None = None  # a record going on over lines
         self.depth = 0
         self.span_chars = 0
@@ -91,7 +118,7 @@ class JsonRecordFinder:
         if self.span is not None:
             if self._continue(body):
                 return
-            self.span = None
+            self._end_span()
         if "{" not in body:
             return
         # The body is capped in length; a record with `--output-details` can pass any cap.
@@ -123,18 +150,19 @@ class JsonRecordFinder:
         assert self.span is not None
         if body.lstrip()[:2] == '{"' or RECORD_START.match(body, 0, 200):
             return False  # another record, or another log line: the record was cut
+        if len(self.span) >= _MAX_SPAN_LINES or self.span_chars + len(body) > _MAX_SPAN_CHARS:
+            return False
         self.span.append(body)  # a hard wrap splits anywhere, even mid-token: join as is
         self.depth += _depth(body)
         self.span_chars += len(body)
         if self.depth > 0:
-            if len(self.span) > _MAX_SPAN_LINES or self.span_chars > _MAX_SPAN_CHARS:
-                self.span = None
             return True
-        joined, self.span = "".join(self.span), None
         try:
-            record = json.loads(joined)
+            record = json.loads("".join(self.span))
         except (ValueError, RecursionError):
+            self._end_span()  # closed, yet no whole object: read up to where it breaks
             return True
+        self.span = None
         if isinstance(record, dict):
             self._found(record)
         return True
@@ -143,5 +171,18 @@ class JsonRecordFinder:
         if is_serving_record(record):
             self.found = serving_summary(finite(record))
 
+    def _end_span(self) -> None:
+        """A record that went on over lines was cut: what it holds up to the cut."""
+        span, self.span = self.span, None
+        if span is None or self.cut is not None:
+            return
+        record = cut_record("".join(span))
+        if is_serving_record(record):
+            summary = serving_summary(finite(record))
+            if any(value is not None for value in summary.values()):
+                self.cut = summary  # a record cut before any summary value says nothing
+
     def result(self) -> dict[str, Any] | None:
-        return self.found
+        """The first whole record's summary, else the first cut one's."""
+        self._end_span()
+        return self.found or self.cut

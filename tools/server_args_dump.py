@@ -17,7 +17,7 @@ from typing import Any
 
 from tools.server_args_fragment import FragmentFinder
 from tools.server_args_repr import ReprScanner, by_item, whole_repr
-from tools.sglang_log_lines import RECORD_START, log_lines
+from tools.sglang_log_lines import RECORD_START, SGLANG_BRACKET, log_lines
 
 _START = re.compile(r"server_args\s*=\s*(\{)|\bServerArgs(\()")
 _MAX_CONTINUATION_LINES = 400
@@ -30,6 +30,8 @@ class _DumpReader:
     def __init__(self, index: int, body: str, m: re.Match[str]) -> None:
         self.index = index
         self.call = m.group(2) is not None
+        # A paste that indents the whole log indents the wrapped lines alike: not the dump's.
+        self.indent = body[:len(body) - len(body.lstrip())]
         self.scanner = ReprScanner(")" if self.call else "}")
         self.scanner.feed(body[m.end():])
         self.follows = 0
@@ -44,6 +46,8 @@ class _DumpReader:
             self.follows = _MAX_CONTINUATION_LINES
             return False
         self.follows += 1
+        if self.indent and body.startswith(self.indent):
+            body = body[len(self.indent):]
         self.scanner.feed(body)  # a hard wrap splits anywhere, even mid-token: join as is
         return True
 
@@ -57,8 +61,13 @@ class _DumpReader:
 
 
 def _is_log_record(before: str) -> bool:
-    """False for a dump-like text inside source code (an indented traceback line, a string)."""
-    return not before[:1].isspace() and not any(q in before for q in "'\"")
+    """False for a dump-like text inside source code (an indented traceback line, a string);
+    an indented line is a record only behind SGLang's stamp (a paste that indents the log)."""
+    if before[:1].isspace():
+        before = before.lstrip()
+        if not SGLANG_BRACKET.match(before):
+            return False
+    return not any(q in before for q in "'\"")
 
 
 class ServerArgsFinder:

@@ -127,10 +127,12 @@ def _nested(scanner: ReprScanner) -> bool:
 class _Fragment:
     """A piece being read: its scanner, aligned on an item, goes on over wrapped lines."""
 
-    def __init__(self, call: bool, scanner: ReprScanner, starts_cut: bool) -> None:
+    def __init__(self, call: bool, scanner: ReprScanner, starts_cut: bool,
+                 indent: str = "") -> None:
         self.call = call
         self.scanner = scanner
         self.starts_cut = starts_cut  # the first item may be the tail of a longer one
+        self.indent = indent  # a paste that indents every line: not the piece's own text
         self.lines = 1
         self.chars = sum(map(len, scanner.inner))
 
@@ -143,6 +145,8 @@ class _Fragment:
         """Whether the line goes on with well-formed items (taken then)."""
         if self.chars + len(body) > _MAX_CHARS:
             return False
+        if self.indent and body.startswith(self.indent):
+            body = body[len(self.indent):]
         self.chars += len(body)
         scanner = self.scanner
         mark = scanner.mark()
@@ -200,7 +204,8 @@ def _start(body: str) -> _Fragment | None:
             if not _nested(scanner) and all(_aligned(item, call) for item in scanner.items):
                 if _opens_repr(body[:start]):
                     return None  # `Namespace(backend=...`: another repr's start, not a piece
-                return _Fragment(call, scanner, starts_cut=not body[:start].strip())
+                return _Fragment(call, scanner, starts_cut=not body[:start].strip(),
+                                 indent=body[:len(body) - len(body.lstrip())])
         if _nested(scanner):  # it started inside a nested value: go on past its closer
             floor = start + end
     return None

@@ -8,6 +8,10 @@ A line cut mid-value (log truncation) must give null, never a partial number. On
 no comma after it can be cut. SGLang prints its rates with `%.2f`, so such a rate with fewer than
 two decimals is cut; a `cuda graph` that is not exactly True/False is cut; and a count ending a
 line under a key no whole line ends with (`#token: 625`) is where the line was cut.
+
+A paste cut in the middle of a line (a terminal column cut, an editor's block selection) glues
+the start of one key to the end of another: `token us|accept rate: 0.32`, `#cached-to|unning-req:
+45`. The value after such a key is whole, and the key it ends with is read as that key's.
 """
 
 from __future__ import annotations
@@ -22,6 +26,15 @@ from tools.sglang_log_lines import SGLANG_BRACKET, rank_fields
 # `Decode batch.` (<=0.5.4), `Decode batch,` (later), `Decode batch [N],` (forward iters logged).
 BATCH = re.compile(r"\b(Prefill|Decode) batch(?: ?\[(\d{1,12})\])?(?: ?[.,:]| (?=#))")
 _TAGS_ONLY = re.compile(r"\[((?:[A-Z][A-Z_]*\d+)(?: +[A-Z][A-Z_]*\d+){0,11})\]")
+# A custom log format puts SGLang's rank tags before a file name in one bracket:
+# `2025-10-20 03:02:22 INFO 31223 [DP3 TP3 EP3 scheduler_metrics_mixin.py:222] Decode batch.`
+_RANK_TAG = r"(?:DP|TP|PP|EP|CP|ATTN_CP|ATTN_DP|MOE_DP|MOE_EP)\d{1,6}"
+_TAGS_THEN_MORE = re.compile(rf"\[({_RANK_TAG}(?: +{_RANK_TAG}){{0,11}}) +[^\[\]]{{1,200}}\]")
+# SGLang's `[ts tags] ` whose `[` a paste cut off: `2026-05-24 03:51:44 TP0] Decode batch, ...`
+_CUT_BRACKET = re.compile(
+    r"(?<![\d:])(?P<ts>(?:\d{4}-\d\d-\d\d[ T])?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)"
+    r"(?P<tags>(?: +[A-Z][A-Z_]{0,19}\d{1,6}){0,12}) *\]"
+)
 _TIME = re.compile(
     r"(?<![\d:])(?:\d{4}-\d\d-\d\d[ T]|\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?![\d:])"
 )
@@ -140,8 +153,29 @@ def _pair(item: str, last: bool) -> tuple[str, Any] | None:
     key, colon, raw = item.partition(":")
     if not colon or not 0 < len(key) <= 80:
         return None
-    name = normalise_key(key)
+    name = rejoined_key(normalise_key(key))
     return (name, typed_value(name, raw.strip(), last)) if name else None
+
+
+_MIN_GLUED = 3  # characters of each key a glued name must hold
+
+
+@lru_cache(maxsize=4096)
+def rejoined_key(name: str) -> str:
+    """The schema key a name glued by a mid-line cut ends with (see the module's docstring):
+    the name is the start of one schema key (three characters or more) followed by the end of
+    another (five or more). Any other name is returned as it is."""
+    if name in SCHEMA_FIELDS or len(name) < 2 * _MIN_GLUED:
+        return name
+    best, best_tail = name, 0
+    for key in sorted(SCHEMA_FIELDS):
+        for tail in range(min(len(key), len(name) - _MIN_GLUED), 4, -1):
+            if name.endswith(key[-tail:]):
+                head = name[:-tail]
+                if tail > best_tail and any(k.startswith(head) for k in SCHEMA_FIELDS):
+                    best, best_tail = key, tail
+                break
+    return best
 
 
 def _looks_like_record(prefix: str, fields: dict[str, Any]) -> bool:
@@ -156,10 +190,10 @@ def _looks_like_record(prefix: str, fields: dict[str, Any]) -> bool:
 
 def _stamp_and_ranks(prefix: str, outer_stamp: str | None) -> tuple[str | None, dict[str, int]]:
     """The printed time and rank tags from what precedes `Decode batch` on the line."""
-    m = SGLANG_BRACKET.search(prefix)
+    m = SGLANG_BRACKET.search(prefix) or _CUT_BRACKET.search(prefix)
     if m:
         return m.group("ts"), rank_fields(m.group("tags"))
-    tags = _TAGS_ONLY.search(prefix)
+    tags = _TAGS_ONLY.search(prefix) or _TAGS_THEN_MORE.search(prefix)
     ranks = dict(rank_fields(tags.group(1))) if tags else {}
     gpu = _GPU.search(prefix)
     if gpu:

@@ -33,17 +33,21 @@ _OOM = re.compile(
     r"|CUDA_ERROR_OUT_OF_MEMORY"
 )
 _WARNING = re.compile(
-    r"(?:WARNING|WARN)\b|\[?W\d{4} |[^\s:]*:\d+: \w*Warning\b|\w*Warning: |.{0,40}\| WARNING\b"
+    r"(?:WARNING|WARN)\b|\[?W\d{3,4} |[^\s:]*:\d+: \w*Warning\b|\w*Warning: |.{0,40}\| WARNING\b"
 )
 _ERROR = re.compile(
-    r"(?:ERROR|CRITICAL|FATAL)\b|.{0,60}?(?:[\s|\]-])(?:ERROR|CRITICAL|FATAL)(?:[\s|:\]-])"
-    r"|\[?[EF]\d{4} \d\d:\d\d:\d\d"
+    r"\[?(?:ERROR|CRITICAL|FATAL)\b|.{0,60}?(?:[\s|\]-])(?:ERROR|CRITICAL|FATAL)(?:[\s|:\]-])"
+    r"|E[A-Z]\d{4}: "  # Ascend CANN's error codes: `EZ9999: Inner Error!`, `EH9999: ...`
+    r"|\[?[EF]\d{3,4} \d\d:\d\d:\d\d"
     r"|(?:[A-Za-z_]\w*\.){0,6}(?:[A-Z]\w*)?(?:Error|Exception)\b"
     r"|.{0,200}?(?:hit an exception|Received sigquit from a child process"
     r"|Fatal Python error|Segmentation fault|CUDA error: |Child process unexpectedly failed"
     r"|scheduler is dead|Exception in ASGI application|Health check failed)"
 )
 _EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*[a-z]\w*(?::(?: |$)|$)")
+# A traceback's frame line; the indented line below one is source code, never a record, even
+# when the traceback's header was cut off: `    raise RuntimeError(f"NCCL error: {e}")`.
+_FRAME = re.compile(r'\s+File "[^"\n]*", line \d+')
 _CHAIN = ("During handling of the above exception", "The above exception was the direct cause")
 _HEADER = "Traceback (most recent call last)"
 
@@ -67,6 +71,11 @@ class _Traceback:
     lines_seen: int = 0
     idle: int = 0
     absorbed: int = 0
+    indent: str = ""  # the header's own indentation: a paste that indents every line
+
+    def dedented(self, message: str) -> str:
+        """The line as the traceback printed it, the paste's indentation removed."""
+        return message[len(self.indent):] if message.startswith(self.indent) else message
 
 
 def _may_report(body: str) -> bool:
@@ -107,10 +116,12 @@ class ErrorScanner:
         self.records: list[tuple[int, str, str]] = []
         self.open: dict[str, list[_Traceback]] = {}
         self.last_taken: dict[str, int] = {}  # source -> index of the last traceback line
+        self.previous = ""  # the line above
 
     def feed(self, index: int, body: str, source: str, number: int | None = None) -> None:
         """Line `index` (0-based, consecutive) of the input; `number` is the line to report
         (index + 1 unless lines were unwrapped from container records)."""
+        previous, self.previous = self.previous, body
         stream = self.open.get(source)
         if not stream and not _may_report(body):
             return
@@ -129,6 +140,8 @@ class ErrorScanner:
             return
         if stream:
             self._settle(source, closing_finished=True)
+        if message[:1].isspace() and _FRAME.match(previous):
+            return  # source code under a frame of a traceback whose header is not in the log
         kind = classify(message)
         if kind:
             self.records.append((number, kind, _clip(message)))
@@ -156,13 +169,15 @@ class ErrorScanner:
                 self._close(tb)
         if len(stream) >= _MAX_OPEN:
             self._close(stream.pop(0))
-        stream.append(_Traceback(number, tags, _clip(message)))
+        indent = message[:len(message) - len(message.lstrip())]
+        stream.append(_Traceback(number, tags, _clip(message),
+                                 indent=indent if message.lstrip().startswith(_HEADER) else ""))
 
     def _continue(self, stream: list[_Traceback], line: _Line) -> bool:
         """True when the line belongs to an open traceback of this source."""
-        message = line.message
         mine = [tb for tb in stream if line.tags and tb.tags == line.tags] or stream
         latest = mine[-1]
+        message = latest.dedented(line.message)
         waiting = [tb for tb in mine if tb.message is None]
         if not message.strip():
             return True  # blank lines separate chained tracebacks

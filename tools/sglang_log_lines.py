@@ -4,7 +4,8 @@ SGLang's own prefix is `[date time( TAG)*] ` (see shared/docs/sglang-facts.md §
 line may also carry, in any order: ANSI colours, a docker-compose service (`sglang-1  | `), a
 `docker logs -t` / kubectl RFC 3339 stamp, `kubectl logs --prefix` (`[pod/name/container] `), a
 journald prefix (`Jan 01 12:00:00 host python[12]: `), a Ray actor (`(SGLangEngine pid=N, ip=…) `),
-a torchrun rank (`[rank0]: `), and Ray's de-duplication suffix (` [repeated 3x across cluster]`).
+a torchrun rank (`[rank0]: `), a log viewer's line number (`[80746] `), a Markdown quote (`> `),
+and Ray's de-duplication suffix (` [repeated 3x across cluster]`).
 Peeling them off lets every line be read as SGLang wrote it (a traceback's indentation included).
 Lines that a container runtime wrapped whole (docker json-file, CRI) are unwrapped first
 (tools.sglang_log_docker). Lines are produced one at a time, from a text or an open file.
@@ -31,6 +32,8 @@ _TRANSPORT = re.compile(
     r"(?P<docker>[A-Za-z0-9][\w.-]{0,100}) {0,40}\| ?"
     r"|\((?P<ray>(?:[\w.:/-]{1,100},? )?pid=\d+[^)\n]{0,200})\) ?"
     r"|\[(?P<rank>rank\d+)\]: ?"
+    r"|\[(?P<lineno>\d{1,9})\] "  # a viewer's line number: `[80746] [rank0]:[E321 ...`
+    r"|(?P<quote>>(?: ?>){0,7})(?: |$)"  # a Markdown quote: `> [2025-01-01 12:00:00 TP0] ...`
     r"|\[(?P<pod>pod/[^\]\s]{1,200})\] "
     r"|(?P<iso>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?) "
     r"|(?P<journal>[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) (?P<unit>\S{1,100} [\w.@/-]{1,100}"
@@ -104,7 +107,7 @@ def strip_transport(line: str) -> tuple[str, str, str | None]:
         stamp = m.group("iso") or m.group("journal")
         if stamp:
             outer_stamp = outer_stamp or stamp
-        if not m.group("iso"):
+        if not (m.group("iso") or m.group("lineno") or m.group("quote")):  # not a sender
             source.append(m.group("docker") or m.group("ray") or m.group("rank") or m.group("pod")
                           or m.group("unit") or "")
         line = line[m.end():]
