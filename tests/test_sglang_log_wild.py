@@ -14,6 +14,7 @@ import pytest
 from tests.test_sglang_log_fixtures import EXPECTED as EARLIER
 from tests.test_sglang_log_support import FIXTURES, assert_matches
 from tests.test_sglang_log_wild2 import EXPECTED as LATER
+from tests.test_sglang_log_wild3 import EXPECTED as LATEST
 from tools.sglang_log import parse_log_file
 
 NO_RECORDS: dict[str, Any] = {"decode": [], "prefill": [], "errors": []}
@@ -155,9 +156,11 @@ EXPECTED: dict[str, dict[str, Any]] = {
 
 def test_every_fixture_has_expectations() -> None:
     names = {p.name for p in FIXTURES.iterdir()} - {"37-garbage-binary.bin"}
-    known = set(EARLIER) | set(EXPECTED) | set(LATER)  # LATER: fixtures 60 onward
+    # LATER: fixtures 60 onward; LATEST: 69 onward
+    known = set(EARLIER) | set(EXPECTED) | set(LATER) | set(LATEST)
     assert names == known, names ^ known
     assert not set(EARLIER) & set(EXPECTED) and not (set(EARLIER) | set(EXPECTED)) & set(LATER)
+    assert not (set(EARLIER) | set(EXPECTED) | set(LATER)) & set(LATEST)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -22,10 +22,14 @@ from tools.sglang_log_lines import MAX_LINE_CHARS, RECORD_START
 
 BENCH_KEYS = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms",
               "request_throughput", "accept_length")
+# The names bench_serving wrote before its keys took their units (sglang 0.2, mid-2024): the same
+# numbers, latencies already in ms. A record has one name or the other.
+_LEGACY_KEYS = {"output_throughput": "output_token_throughput", "median_ttft_ms": "median_ttft",
+                "median_itl_ms": "median_itl"}
 # Keys only bench_serving writes (bench_one_batch_server also has `output_throughput`); a
 # record has them all, so two of them tell it from a JSON line that has one by chance.
 _SERVING_ONLY = ("request_throughput", "median_ttft_ms", "median_itl_ms", "median_tpot_ms",
-                 "completed", "duration")
+                 "completed", "duration", "median_ttft", "median_itl")
 _QUOTED_KEYS = tuple(f'"{key}"' for key in _SERVING_ONLY)
 _OBJECT_START = re.compile(r'\{\s*"|\{\s*$')
 _KEY = re.compile(r'\s*"((?:[^"\\]|\\.){1,200})"\s*:\s*')
@@ -72,6 +76,8 @@ def serving_summary(record: dict[str, Any]) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for key in BENCH_KEYS:
         value = record.get(key)
+        if value is None and key in _LEGACY_KEYS:
+            value = record.get(_LEGACY_KEYS[key])
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         summary[key] = float(value) if ok and math.isfinite(value) else None
     return summary

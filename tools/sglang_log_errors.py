@@ -4,7 +4,9 @@ One record per printed traceback, chained ones (`During handling of the above ex
 included, with the final exception line as its message. Several ranks often crash at once: each
 line is routed by its transport source (Ray actor, docker service, torchrun rank) and SGLang rank
 tag, and tracebacks whose headers arrive together are matched with exception lines first in,
-first out. A traceback cut before its exception line keeps its header as message.
+first out. A traceback cut before its exception line keeps its header as message. One whose header
+was cut off is read from its frames: its exception line sits two columns left of them, wherever a
+paste put them (a log indented as a block, a logger that indents what it prints).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _MAX_MESSAGE = 2000
 _IDLE_LIMIT = 40  # unrelated lines a traceback without its exception line may wait through
 _ABSORB_LIMIT = 10  # lines after an exception line that may continue its message
 _MAX_OPEN = 16  # tracebacks of one source interleaving at once (the ranks of a node)
+_FRAME_GAP = 4  # lines from a frame to its traceback's exception line (source, carets between)
+_MAX_SOURCES = 64  # sources whose last line (or last headerless frame) is remembered
 
 # Substrings one of which every line the scanner reports contains: `in` tests are several times
 # faster than one regex alternation, and most lines of a log fail them all.
@@ -87,6 +91,10 @@ def _may_report(body: str) -> bool:
     return False
 
 
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
 def _clip(text: str) -> str:
     return text.strip()[:_MAX_MESSAGE]
 
@@ -116,14 +124,22 @@ class ErrorScanner:
         self.records: list[tuple[int, str, str]] = []
         self.open: dict[str, list[_Traceback]] = {}
         self.last_taken: dict[str, int] = {}  # source -> index of the last traceback line
-        self.previous = ""  # the line above
+        # source -> (index, indentation) of the last frame of a traceback whose header is gone
+        self.frames: dict[str, tuple[int, int]] = {}
+        self.previous: dict[str, str] = {}  # source -> the line above, from that source
 
     def feed(self, index: int, body: str, source: str, number: int | None = None) -> None:
         """Line `index` (0-based, consecutive) of the input; `number` is the line to report
         (index + 1 unless lines were unwrapped from container records)."""
-        previous, self.previous = self.previous, body
+        previous = self.previous.get(source, "")
+        if source not in self.previous and len(self.previous) >= _MAX_SOURCES:
+            del self.previous[next(iter(self.previous))]
+        self.previous[source] = body
         stream = self.open.get(source)
-        if not stream and not _may_report(body):
+        if not stream and 'File "' in body and _FRAME.match(body):
+            self._frame(index, source, body)
+            return
+        if not stream and not _may_report(body) and not self._after_frame(index, source):
             return
         number = index + 1 if number is None else number
         stamp, tags, message = sglang_message(body)
@@ -140,7 +156,12 @@ class ErrorScanner:
             return
         if stream:
             self._settle(source, closing_finished=True)
-        if message[:1].isspace() and _FRAME.match(previous):
+        if stamp is None and self._after_frame(index, source):
+            found = self._exception_under_frames(source, message)
+            if found is not None:
+                self.records.append((number, *found))
+                return
+        if _FRAME.match(previous) and _indent(message) > _indent(previous):
             return  # source code under a frame of a traceback whose header is not in the log
         kind = classify(message)
         if kind:
@@ -206,6 +227,30 @@ class ErrorScanner:
             latest.absorbed += 1
             return True
         return False
+
+    def _frame(self, index: int, source: str, body: str) -> None:
+        """A frame outside any traceback read here: its header was cut off."""
+        if source not in self.frames and len(self.frames) >= _MAX_SOURCES:
+            del self.frames[next(iter(self.frames))]
+        self.frames[source] = (index, _indent(body))
+
+    def _after_frame(self, index: int, source: str) -> bool:
+        """Whether the line may still be the exception line under a headerless frame."""
+        seen = self.frames.get(source)
+        if seen is not None and index - seen[0] > _FRAME_GAP:
+            del self.frames[source]
+            return False
+        return seen is not None
+
+    def _exception_under_frames(self, source: str, message: str) -> tuple[str, str] | None:
+        """(kind, message) when the line is the exception line of the frames above it: at two
+        columns left of them, the indentation of the traceback as printed."""
+        indent = self.frames[source][1] - 2
+        if indent < 0 or message[:indent].strip() or not is_exception_line(message[indent:]):
+            return None
+        del self.frames[source]
+        text = message[indent:]
+        return classify(text) or "error", _clip(text)
 
     def _settle(self, source: str, closing_finished: bool) -> None:
         """An unrelated line: finished tracebacks end, unfinished ones wait a little longer."""
