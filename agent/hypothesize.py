@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 
 from agent.priors import prior
-from agent.relevance import assess, env_arrival, env_assignments
+from agent.relevance import assess, env_arrival
 from agent.state import Hypothesis, InvestigationState
 
 
@@ -66,7 +66,7 @@ def _arrival(state: InvestigationState, c) -> list[str]:
     if state.facts is None or state.facts.workers is None:
         return []
     pairs = [(c.name, c.bad)] if c.kind == "env" and c.bad is not None else (
-        env_assignments(c) if c.kind == "hunk" else [])
+        c.env_assignments() if c.kind == "hunk" else [])
     said = []
     for name, value in pairs:
         arrival = env_arrival(name or "", value or "", state.facts.workers)

@@ -116,7 +116,6 @@ def _looks_like_refactor(c: Candidate) -> bool:
 
 
 def _sets_only_logging_env(c: Candidate) -> bool:
-    from agent.relevance import env_assignments
 
-    names = {name for name, _ in env_assignments(c)}
+    names = {name for name, _ in c.env_assignments()}
     return bool(names) and names <= LOGGING_ONLY_ENV

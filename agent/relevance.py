@@ -171,11 +171,6 @@ def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
     return source, "".join(lines[:index] + new + lines[index + length:])
 
 
-def env_assignments(c: Candidate) -> list[tuple[str, str]]:
-    """(NAME, value) pairs a hunk's added lines put into os.environ."""
-    return c.env_assignments()
-
-
 def _only_env_lines(c: Candidate) -> bool:
     code = [a for a in (row.strip() for row in c.added_lines()) if a and not a.startswith("#")]
     return bool(code) and all(ENV_SET.search(a) for a in code)
@@ -197,7 +192,7 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
     if c.kind == "env" and c.name and c.bad is not None:
         pairs = [(c.name, c.bad)]
     elif c.kind == "hunk" and _only_env_lines(c):
-        pairs = env_assignments(c)
+        pairs = c.env_assignments()
     else:
         return None
     for name, value in pairs:

@@ -41,6 +41,22 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120,
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
+def tiny_server(on_post: str) -> str:
+    """A server script (argv: PORT [ARG]): GET answers "ok"; POST runs `on_post`, Python lines
+    with `os`, `sys` and `time` imported (e.g. hang, crash, or answer)."""
+    body = "\n".join("        " + line for line in on_post.strip().splitlines())
+    return (
+        "import os, sys, time\n"
+        "from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer\n\n"
+        "class H(BaseHTTPRequestHandler):\n"
+        "    def do_GET(self):\n"
+        "        self.send_response(200); self.send_header('Content-Length', '2')\n"
+        "        self.end_headers(); self.wfile.write(b'ok')\n"
+        f"    def do_POST(self):\n{body}\n"
+        "    def log_message(self, *args): pass\n\n"
+        "ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n")
+
+
 def live_pids(pids: list[int]) -> list[int]:
     """The pids that still run (a zombie has exited: only its status is left)."""
     alive = []

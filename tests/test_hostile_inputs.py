@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_cli
+from tests.conftest import make_repo, run_cli, tiny_server
 from tests.test_cli_errors import _assert_one_line_error
 from tools.lab.create import create_lab
 
@@ -146,20 +145,9 @@ def test_the_count_of_hostile_inputs_is_over_a_hundred() -> None:
 
 # --- the ones that launch something ---------------------------------------------------------
 
-DYING = textwrap.dedent("""\
-    import os, sys
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
-    class H(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
-            self.wfile.write(b"ok")
-        def do_POST(self):
-            print("RuntimeError: CUDA error: an illegal memory access was encountered", flush=True)
-            os._exit(3)
-        def log_message(self, *args): pass
-
-    HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+DYING = tiny_server("""
+print("RuntimeError: CUDA error: an illegal memory access was encountered", flush=True)
+os._exit(3)
 """)
 
 
@@ -177,11 +165,8 @@ NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: -12')\nprint('latency_
 
 
 def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
-    server = "import sys, time\nfrom http.server import HTTPServer, BaseHTTPRequestHandler\n" \
-             "class H(BaseHTTPRequestHandler):\n    def do_GET(self):\n" \
-             "        self.send_response(200); self.end_headers()\n" \
-             "HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n"
-    repo = make_repo(tmp_path, {"server.py": server, "bench.py": NAN_BENCH, "x.py": "X = 1\n"})
+    repo = make_repo(tmp_path, {"server.py": tiny_server("pass"), "bench.py": NAN_BENCH,
+                                "x.py": "X = 1\n"})
     (repo / "x.py").write_text("X = 2\n")
     (repo / "debug-agent.toml").write_text(
         "[launch]\ncommand = '{python} server.py {port}'\ntimeout_s = 30\n[bench]\n"

@@ -13,24 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, only_main_worktree, wait_gone
+from tests.conftest import make_repo, only_main_worktree, tiny_server, wait_gone
 
 # a server whose /generate never answers: it says so in a file, then waits forever
-HANGING = textwrap.dedent("""\
-    import os, sys, time
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class H(BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers()
-            self.wfile.write(b"ok")
-        def do_POST(self):
-            with open(sys.argv[2], "w") as out:
-                out.write(str(os.getpid()))
-            time.sleep(3600)
-        def log_message(self, *args): pass
-
-    ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+HANGING = tiny_server("""
+with open(sys.argv[2], "w") as out:
+    out.write(str(os.getpid()))
+time.sleep(3600)
 """)
 
 
