@@ -8,9 +8,11 @@ on replicated launches, bad and good alternating, with the pooled t-test of agen
 
 from __future__ import annotations
 
+import math
+
 from agent.levels import noise, noise_is_measured, request
 from agent.state import InvestigationState, Request
-from agent.stats import MIN_RELATIVE_GAP, calibrate
+from agent.stats import MIN_RELATIVE_GAP, calibrate, level
 
 MAX_REFERENCE_LAUNCHES = 5
 
@@ -34,12 +36,13 @@ def decide(state: InvestigationState) -> str:
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     current = noise(state)
     if not noise_is_measured(state):
-        gap = bad.mean - good.mean
+        log_gap = level(bad.values) - level(good.values)
         worse = 1 if state.worse == "higher" else -1
-        if gap * worse >= max(MIN_RELATIVE_GAP * abs(good.mean), 4 * current.sigma):
-            _note(state, f"gap {gap:+.3g} {state.symptom.unit} ({gap / good.mean:+.1%}) is more "
-                         f"than 4x the assumed launch noise ({current.sigma:.3g}): searching now, "
-                         "noise to be measured on the references' replicates")
+        if log_gap * worse >= max(math.log1p(MIN_RELATIVE_GAP), 4 * current.sigma):
+            _note(state, f"gap {bad.mean - good.mean:+.3g} {state.symptom.unit} "
+                         f"({math.expm1(log_gap):+.1%}) is more than 4x the assumed launch noise "
+                         f"({current.sigma:.1%}): searching now, noise to be measured on the "
+                         "references' replicates")
             return "regression"
         if min(len(bad.values), len(good.values)) < 2:
             return "unknown"

@@ -16,6 +16,7 @@ from typing import Any
 import git
 
 from agent import calibration, confirmation, search
+from agent.disturbed import set_aside_disturbed
 from agent.gather import describe, facts_from
 from agent.hypothesize import SHOWN_EACH, dropped_summary, hypothesize
 from agent.levels import between, ensure_config, noise, request, update_levels
@@ -24,6 +25,7 @@ from agent.llm.reasoner import LLMReasoner
 from agent.report import finish, write_narrative
 from agent.runner import Runner
 from agent.state import InvestigationState, Task
+from agent.stats import level
 from agent.transcript import Transcript
 from agent.user_decisions import apply_user_decision
 from tools.secrets import mask
@@ -198,7 +200,7 @@ def build_graph(ctx: Context, checkpointer=None):
         if req.key in (s.bad_key, s.good_key):
             s.since_reference = 0
             sigma = noise(s).sigma
-            if before and abs(launch.value - sum(before) / len(before)) > 4 * sigma:
+            if before and abs(level([launch.value]) - level(before)) > 4 * sigma:
                 log("experiment", "thought", f"drift: {config.label} now measures "
                     f"{launch.value:.3g}, its earlier launches {sum(before) / len(before):.3g} "
                     f"(more than 4 noise sigmas apart)")
@@ -215,6 +217,8 @@ def build_graph(ctx: Context, checkpointer=None):
         req = s.pending
         if req is None:
             return _fields(s)
+        for line in set_aside_disturbed(s):
+            log("judge", "thought", line)
         update_levels(s)
         config = s.configs[req.key]
         if s.configs[s.good_key].values and req.key not in (s.bad_key, s.good_key):
@@ -225,8 +229,8 @@ def build_graph(ctx: Context, checkpointer=None):
             effect = (f"reproduces {1 - result.r:.0%} of the regression" if config.base == "good"
                       else f"restores {result.r:.0%} of the gap")
             log("judge", "verdict", f"{config.label}: {effect}, {level} (p vs bad "
-                f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, noise "
-                f"{n.sigma:.3g} on {n.df} df)", config=config.label, r=result.r,
+                f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, launch noise "
+                f"{n.sigma:.1%} on {n.df} df)", config=config.label, r=result.r,
                 verdict=result.verdict, launches=result.launches)
         return _fields(s)
 

@@ -63,11 +63,10 @@ def noise(state: InvestigationState) -> Noise:
             groups[config.level] += config.values
         else:
             others.append(config.values)
-    measured = pooled_noise([*groups.values(), *others], scale=good.mean if good.values else 1.0)
+    measured = pooled_noise([*groups.values(), *others])
     if measured.df >= 2:
         return measured
-    prior = PRIOR_CV * abs(good.mean if good.values else bad.mean)
-    return Noise(sigma=max(prior, measured.sigma if measured.df else 0.0), df=PRIOR_DF)
+    return Noise(sigma=max(PRIOR_CV, measured.sigma if measured.df else 0.0), df=PRIOR_DF)
 
 
 def noise_is_measured(state: InvestigationState) -> bool:

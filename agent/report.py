@@ -103,6 +103,9 @@ def finish(state: InvestigationState, ctx: Context) -> None:
         "cleared": [{"candidate": cid, "evidence": h.evidence}
                     for cid, h in state.hypotheses.items() if h.status == "cleared"],
         "launches": state.launches,
+        "set_aside": [{"config": config.label, "request": launch.request, "value": launch.value,
+                       "why": launch.disturbed} for config in state.configs.values()
+                      for launch in config.launches if launch.disturbed],
         "experiments": state.experiments,
         "notes": state.notes,
         "llm": None if state.llm is None else {
@@ -158,6 +161,9 @@ def render_markdown(state: InvestigationState) -> str:
     for config in state.configs.values():
         if config.values:
             lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
+    if r.get("set_aside"):
+        lines += ["", "## Launches set aside (disturbed: not counted)", ""]
+        lines += [f"- {s['config']}, request {s['request']}: {s['why']}" for s in r["set_aside"]]
     if state.claims:
         lines += ["", "## The model's claims, judged by measurement", ""]
         for claim in state.claims:

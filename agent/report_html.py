@@ -23,11 +23,11 @@ def _chart_svg(state: InvestigationState) -> str:
     launches = sorted((launch.request, config.label, launch.value)
                        for config in state.configs.values() for launch in config.launches)
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
-    sigma = pooled_noise([bad.values, good.values], scale=good.mean if good.values else 1).sigma
+    sigma = pooled_noise([bad.values, good.values]).sigma  # relative
     fig, ax = plt.subplots(figsize=(9, 4.2), dpi=100)
     for ref, colour, name in ((bad, "#d62728", "bad"), (good, "#2ca02c", "good")):
         if ref.values:
-            spread = 2 * sigma if sigma != float("inf") else 0.02 * abs(ref.mean)
+            spread = abs(ref.mean) * (2 * sigma if sigma != float("inf") else 0.02)
             ax.axhspan(ref.mean - spread, ref.mean + spread, color=colour, alpha=0.15,
                        label=f"{name} {ref.mean:.3g} ± 2σ")
     xs = list(range(1, len(launches) + 1))

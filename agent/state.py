@@ -22,6 +22,7 @@ class Launch(BaseModel):
     samples: list[float]  # per-request values
     log: str
     request: int  # the request that asked for it (makes re-runs idempotent)
+    disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
 
 
 class Config(BaseModel):
@@ -36,7 +37,8 @@ class Config(BaseModel):
 
     @property
     def values(self) -> list[float]:
-        return [launch.value for launch in self.launches]
+        """The counted launches' values (a disturbed launch is kept but not counted)."""
+        return [launch.value for launch in self.launches if launch.disturbed is None]
 
     @property
     def mean(self) -> float:

@@ -3,13 +3,16 @@
 The unit of evidence is a launch (one statistic per launch: the median over its requests, or the
 best of them where the config asks), since launch-to-launch noise dominates serving benchmarks
 and requests within one launch share it.
-Noise is the pooled standard deviation of replicated launches (configurations found equivalent
-to a reference pool with it). A state X is scored by r = (bad - X) / (bad - good): 1 restores
-the good value, 0 is still bad. Verdicts need significance and magnitude (as Perfherder does):
+Everything is judged on a relative (log) scale: launch noise is multiplicative (a launch 10 %
+slow at 15 ms is 10 % slow at 60 ms), so noise pooled over levels far apart stays honest, and a
+state's level is the geometric mean of its launches. Noise is the pooled standard deviation of
+log values of replicated launches (configurations found equivalent to a reference pool with it).
+A state X is scored by r = (log bad - log X) / (log bad - log good): 1 restores the good value,
+0 is still bad. Verdicts need significance and magnitude (as Perfherder does):
 
     restored  X differs from bad (p <= alpha) and r >= 0.75
     none      X differs from good (p <= alpha) and r <= 0.25
-    partial   X differs from both and 0.25 < r < 0.75
+    partial   X differs from both and 0.25 < r < 0.75, on two launches or more
     unknown   otherwise: one more launch, up to a cap (as Pinpoint and tachometer do)
 """
 
@@ -34,31 +37,45 @@ def launch_value(samples: list[float], per_launch: Literal["median", "best"],
     return min(samples) if worse == "higher" else max(samples)
 
 
+NOISE_FLOOR = 0.003  # 0.3 %: no bench repeats better than that, whatever a few launches say
+TINY = 1e-12  # a value of 0 (a garbage bench) stays finite on the log scale
+
+
 class Noise(BaseModel):
-    sigma: float
+    sigma: float  # standard deviation of a launch's log value: about its relative noise
     df: int
 
 
-def pooled_noise(groups: list[list[float]], scale: float) -> Noise:
-    """Pooled SD of groups of equivalent launches (floored at 0.3 % of `scale`)."""
+def logs(values: list[float]) -> list[float]:
+    return [math.log(max(v, TINY)) for v in values]
+
+
+def level(values: list[float]) -> float:
+    """The mean on the log scale (the log of the geometric mean)."""
+    return statistics.fmean(logs(values))
+
+
+def pooled_noise(groups: list[list[float]]) -> Noise:
+    """Pooled SD of the log values of groups of equivalent launches (floored at 0.3 %)."""
     ss, df = 0.0, 0
     for group in groups:
         if len(group) >= 2:
-            mean = statistics.fmean(group)
-            ss += sum((v - mean) ** 2 for v in group)
+            logged = logs(group)
+            mean = statistics.fmean(logged)
+            ss += sum((v - mean) ** 2 for v in logged)
             df += len(group) - 1
     sigma = math.sqrt(ss / df) if df else math.inf
-    return Noise(sigma=max(sigma, 0.003 * abs(scale)), df=df)
+    return Noise(sigma=max(sigma, NOISE_FLOOR), df=df)
 
 
-def p_equal(a_mean: float, n_a: int, b_mean: float, n_b: int, noise: Noise) -> float:
-    """Two-sided p of a pooled t-test that two configurations share one mean."""
+def p_equal(a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise) -> float:
+    """Two-sided p of a pooled t-test that two configurations share one level (log means)."""
     from scipy import stats
 
     if noise.df == 0 or not math.isfinite(noise.sigma):
         return 1.0
     se = noise.sigma * math.sqrt(1 / n_a + 1 / n_b)
-    return float(2 * stats.t.sf(abs(a_mean - b_mean) / se, noise.df))
+    return float(2 * stats.t.sf(abs(a_level - b_level) / se, noise.df))
 
 
 class Score(BaseModel):
@@ -75,7 +92,7 @@ def score(values: list[float], bad: list[float], good: list[float], noise: Noise
 
     against="bad": r is the fraction restored; "good": the fraction of the regression reproduced.
     """
-    x, b, g = statistics.fmean(values), statistics.fmean(bad), statistics.fmean(good)
+    x, b, g = level(values), level(bad), level(good)
     gap = b - g
     r = (b - x) / gap if gap else 0.0
     if against == "good":
@@ -88,16 +105,16 @@ def score(values: list[float], bad: list[float], good: list[float], noise: Noise
         verdict = "restored"
     elif near_good <= ALPHA and r <= 0.25:
         verdict = "none"
-    elif near_bad <= ALPHA and near_good <= ALPHA and 0.25 < r < 0.75:
-        verdict = "partial"
+    elif near_bad <= ALPHA and near_good <= ALPHA and 0.25 < r < 0.75 and len(values) > 1:
+        verdict = "partial"  # one launch between the ends may be a disturbed one: a second decides
     return Score(r=r, p_vs_bad=p_bad, p_vs_good=p_good, verdict=verdict, launches=len(values))
 
 
 class Calibration(BaseModel):
     status: Literal["regression", "no_regression", "unknown"]
-    bad: float
+    bad: float  # geometric means
     good: float
-    gap: float
+    gap: float  # bad / good - 1
     noise: Noise
     p: float
     reason: str
@@ -106,19 +123,18 @@ class Calibration(BaseModel):
 def calibrate(bad: list[float], good: list[float], noise: Noise, worse: Literal["higher", "lower"],
               max_each: int) -> Calibration:
     """Is there a regression worth isolating? "unknown" asks for another pair of launches."""
-    b, g = statistics.fmean(bad), statistics.fmean(good)
-    gap = b - g
-    p = p_equal(b, len(bad), g, len(good), noise)
+    log_gap = level(bad) - level(good)
+    b, g = math.exp(level(bad)), math.exp(level(good))
+    p = p_equal(level(bad), len(bad), level(good), len(good), noise)
     worse_sign = 1 if worse == "higher" else -1
-    floor = max(MIN_RELATIVE_GAP * abs(g), 3 * noise.sigma if noise.df else 0.0)
-    common = dict(bad=b, good=g, gap=gap, noise=noise, p=p)
-    if p <= ALPHA and gap * worse_sign >= floor:
-        return Calibration(status="regression", reason=(
-            f"bad {b:.3g} vs good {g:.3g}: gap {gap:+.3g} ({gap / g:+.1%}), noise sigma "
-            f"{noise.sigma:.3g} from {noise.df} df, p = {p:.2g}"), **common)
-    if min(len(bad), len(good)) >= max_each or (noise.df and abs(gap) < floor and p > ALPHA
+    floor = max(math.log1p(MIN_RELATIVE_GAP), 3 * noise.sigma if noise.df else 0.0)
+    common = dict(bad=b, good=g, gap=math.expm1(log_gap), noise=noise, p=p)
+    said = (f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "
+            f"{noise.sigma:.1%} from {noise.df} df, p = {p:.2g}")
+    if p <= ALPHA and log_gap * worse_sign >= floor:
+        return Calibration(status="regression", reason=said, **common)
+    if min(len(bad), len(good)) >= max_each or (noise.df and abs(log_gap) < floor and p > ALPHA
                                                  and min(len(bad), len(good)) >= 3):
         return Calibration(status="no_regression", reason=(
-            f"bad {b:.3g} vs good {g:.3g}: gap {gap:+.3g} ({gap / g:+.1%}) is within noise or "
-            f"under {MIN_RELATIVE_GAP:.0%} (sigma {noise.sigma:.3g}, p = {p:.2g})"), **common)
+            f"{said}: the gap is within noise or under {MIN_RELATIVE_GAP:.0%}"), **common)
     return Calibration(status="unknown", reason="need another pair of launches", **common)

@@ -1,0 +1,70 @@
+"""Disturbed launches: a launch that disagrees with its own configuration's other launches far
+beyond the measured noise is set aside (kept in the transcript and the report, not counted).
+
+A whole launch can be slowed by the machine (another job, a throttled VM, CPU steal): all its
+requests pay, so the best-of or median over requests does not help, and in a pooled t-test one
+such launch widens every comparison of the investigation. The test is a prediction check on a
+relative (log) scale: the launch against the mean of the configuration's other launches (at least
+two), with the noise pooled from every other replicate, two-sided, at a Bonferroni-corrected
+level over all launches that could be tested. Under Gaussian launch noise it sets a launch aside
+about once in a thousand investigations; the configuration gets another launch in its place.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from agent.state import Config, InvestigationState, Launch
+from agent.stats import level, pooled_noise
+
+FAMILY_ALPHA = 1e-3  # chance, per investigation, of setting aside one launch that was fine
+MIN_OTHERS = 2  # launches of the same configuration the suspect is held against
+MIN_DF = 3  # degrees of freedom of the pooled noise before anything is set aside
+
+
+def _counted(config: Config) -> list[Launch]:
+    return [launch for launch in config.launches if launch.disturbed is None]
+
+
+def _worst(state: InvestigationState) -> tuple[Config, Launch, float, float, int] | None:
+    """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
+    from scipy import stats
+
+    counted = {key: [launch.value for launch in _counted(config)]
+               for key, config in state.configs.items()}
+    testable = [(key, i) for key, values in counted.items() if len(values) > MIN_OTHERS
+                for i in range(len(values))]
+    worst = None
+    for key, i in testable:
+        others = counted[key][:i] + counted[key][i + 1:]
+        noise = pooled_noise([others] + [values for k, values in counted.items() if k != key])
+        if noise.df < MIN_DF:
+            continue
+        distance = abs(level([counted[key][i]]) - level(others))
+        p = float(2 * stats.t.sf(distance / (noise.sigma * math.sqrt(1 + 1 / len(others))),
+                                 noise.df))
+        if worst is None or p < worst[2]:
+            worst = (state.configs[key], _counted(state.configs[key])[i], p, noise.sigma,
+                     noise.df)
+    if worst is None or worst[2] > FAMILY_ALPHA / len(testable):
+        return None
+    return worst
+
+
+def set_aside_disturbed(state: InvestigationState) -> list[str]:
+    """Mark every disturbed launch (most extreme first, the noise re-estimated each time);
+    returns one line of evidence for each."""
+    lines = []
+    while (found := _worst(state)) is not None:
+        config, launch, p, sigma, df = found
+        others = [other.value for other in _counted(config) if other is not launch]
+        ratio = launch.value / statistics.fmean(others)
+        direction = "slower" if (ratio > 1) == (state.worse == "higher") else "faster"
+        launch.disturbed = (
+            f"{launch.value:.3g} is {ratio:.2f}x the mean of the configuration's other "
+            f"{len(others)} launches ({', '.join(f'{v:.3g}' for v in others)}), {direction}; "
+            f"launch noise {sigma:.1%} from {df} df, p = {p:.1g}")
+        lines.append(f"set aside a disturbed launch of {config.label} (request {launch.request}): "
+                     f"{launch.disturbed}; it gets another launch")
+    return lines
