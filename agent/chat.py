@@ -22,7 +22,7 @@ from agent.state import InvestigationState
 from tools.config import load_config
 from tools.errors import ToolError
 from tools.experiment import ExperimentSpec, run_experiment
-from tools.session_paths import sessions_root
+from tools.folders import sessions_root
 
 HELP = """commands:
   /facts                what the bad state's server showed
@@ -242,8 +242,8 @@ def _resumed(console: Console, session: Path, yes: bool) -> Chat:
     from agent.investigate import _saved_state
     from agent.runner import Runner
     from agent.transcript import Transcript
-    from tools.candidates import open_repo
-    from tools.target import target_candidates, target_repo
+    from tools.repo.candidates import open_repo
+    from tools.repo.target import target_candidates, target_repo
 
     values = _saved_state(session)
     state = InvestigationState.model_validate(values)

@@ -13,9 +13,9 @@ STATE_TYPES = [
         "InvestigationState", "Config", "Launch", "Hypothesis", "Task", "Request", "Finding",
         "Confirmation", "Claim")
 ] + [("agent.relevance", "Facts"), ("agent.relevance", "Relevance"),
-     ("agent.symptom", "Symptom"), ("tools.candidates", "Candidate"),
-     ("tools.import_trace", "ImportTrace"), ("tools.worker_env", "WorkerEnv"),
-     ("tools.worker_env", "ProcessEnv"), ("tools.gpu", "GpuInfo")]
+     ("agent.symptom", "Symptom"), ("tools.repo.candidates", "Candidate"),
+     ("tools.proc.import_trace", "ImportTrace"), ("tools.proc.worker_env", "WorkerEnv"),
+     ("tools.proc.worker_env", "ProcessEnv"), ("tools.gpu.info", "GpuInfo")]
 
 
 def saver(connection: sqlite3.Connection):

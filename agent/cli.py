@@ -63,7 +63,7 @@ def investigate(
     if resume:
         from agent.investigate import resume as resume_session
         from agent.sessions import find_session
-        from tools.session_paths import sessions_root
+        from tools.folders import sessions_root
 
         resume_session(find_session(resume, sessions_root(Path.cwd(), None)), as_json)
         return
@@ -74,7 +74,7 @@ def investigate(
     replay = None
     if llm_replay:
         from agent.sessions import find_session
-        from tools.session_paths import sessions_root
+        from tools.folders import sessions_root
 
         replay = find_session(llm_replay, sessions_root(Path.cwd(), None))
     run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir,
@@ -133,7 +133,7 @@ def _internal_error(e: Exception) -> NoReturn:
     """A bug of ours: one line here, the traceback in a file (where the state folder allows)."""
     import traceback
 
-    from tools.state import state_dir
+    from tools.folders import state_dir
 
     path = state_dir() / "last-error.txt"
     try:

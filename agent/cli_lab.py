@@ -39,7 +39,7 @@ def lab_serve(
 ) -> None:
     """Run the lab's SGLang command line in the foreground (Ctrl-C stops every process)."""
     from tools.lab.serve import lab_command, serve_lab
-    from tools.server import port_in_use
+    from tools.proc.server import port_in_use
 
     if port_in_use(port):
         raise ToolError(f"port {port} is already in use on 127.0.0.1")

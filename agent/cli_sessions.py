@@ -15,7 +15,7 @@ sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True,
 
 
 def _root(directory: Path | None) -> Path:
-    from tools.session_paths import sessions_root
+    from tools.folders import sessions_root
 
     return sessions_root(Path.cwd(), None, directory).resolve()
 

@@ -18,7 +18,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output."
 
 def _load(config_path: Path):
     from tools.config import load_config
-    from tools.target import target_candidates
+    from tools.repo.target import target_candidates
 
     config = load_config(config_path)
     config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
@@ -90,8 +90,8 @@ def experiment(
     """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
     from agent.views import experiment_progress, experiment_summary
     from tools.experiment import ExperimentSpec, run_experiment
+    from tools.folders import new_run_dir, sessions_root
     from tools.secrets import mask
-    from tools.session_paths import new_run_dir, sessions_root
 
     target, config_dir, cands = _load(config)
     spec = ExperimentSpec(reverted=_split_ids(revert), applied=_split_ids(apply),
@@ -127,7 +127,7 @@ def env(
 ) -> None:
     """The NCCL_*/SGLANG_*/CUDA_*/PYTHON* variables (and those named by --var) each process of a
     server was started with."""
-    from tools.worker_env import worker_env
+    from tools.proc.worker_env import worker_env
 
     report = worker_env(pid, frozenset(var))
     if var:
@@ -151,7 +151,7 @@ def logs_parse(
 ) -> None:
     """Read a server log: startup args, decode/prefill lines, bench results, errors."""
     from tools.secrets import mask
-    from tools.sglang_log import parse_log_file
+    from tools.sglang.log import parse_log_file
 
     if not file.exists() or not file.is_file():
         raise ToolError(f"no such log file: {file}")
@@ -182,14 +182,14 @@ def paths(
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
     import re
 
-    from tools.gpu import parse_gpu_option, query_here
-    from tools.gpu_log import gpu_from_log
-    from tools.paths import classify, package_root
-    from tools.sglang_log import parse_log_file
+    from tools.code_paths.evidence import classify, package_root
+    from tools.gpu.info import parse_gpu_option, query_here
+    from tools.gpu.log import gpu_from_log
+    from tools.sglang.log import parse_log_file
 
     if repo is None or not files:
         config, config_dir, cands = _load(Path("debug-agent.toml"))
-        from tools.target import target_repo
+        from tools.repo.target import target_repo
 
         repo = repo or target_repo(config, config_dir)
         files = files or sorted({c.file for c in cands.candidates if c.file})

@@ -3,7 +3,7 @@
 The first launch of the bad state runs with the import trace; its log gives the resolved
 server arguments (and the GPU, where a line shows it), /model_info the architecture, /proc the
 workers' environment. When the log does not show the GPU, the node's answer to nvidia-smi (or
-ROCm's tools) is used if the caller has it: `tools.gpu.query_gpu` over the experiment's node
+ROCm's tools) is used if the caller has it: `tools.gpu.info.query_gpu` over the experiment's node
 shell (`Node.shell`, the same on this machine and over SSH).
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from agent.relevance import Facts
 from agent.state import InvestigationState
 from tools.experiment import ExperimentResult
-from tools.gpu import GpuInfo
-from tools.gpu_log import gpu_from_log
-from tools.sglang_log import parse_log_file
+from tools.gpu.info import GpuInfo
+from tools.gpu.log import gpu_from_log
+from tools.sglang.log import parse_log_file
 
 _LOADED_TYPE = re.compile(r"Load weight end\. type=(\w+)")
 

@@ -26,14 +26,13 @@ from agent.runner import Runner
 from agent.state import InvestigationState
 from agent.symptom import parse_symptom
 from agent.transcript import Transcript
-from tools.candidates import open_repo
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
 from tools.errors import ToolError
+from tools.folders import sessions_root, state_dir, writable_dir
 from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES, remove_lab
-from tools.session_paths import sessions_root
-from tools.state import state_dir, writable_dir
-from tools.target import target_candidates, target_repo
+from tools.repo.candidates import open_repo
+from tools.repo.target import target_candidates, target_repo
 
 STYLE = {"verdict": "bold", "hypothesis": "cyan", "experiment": "green", "thought": "",
          "error": "red"}
@@ -236,8 +235,8 @@ def _saved_state(session: Path) -> dict:
 def resume(session: Path, as_json: bool = False) -> dict:
     """Continue a killed investigation from its last checkpoint, in the same session folder."""
 
-    from tools.server import reap_stale_servers
-    from tools.worktree import reap_stale_worktrees
+    from tools.proc.server import reap_stale_servers
+    from tools.repo.worktree import reap_stale_worktrees
 
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     values = _saved_state(session)

@@ -11,10 +11,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from agent.investigate import run_investigation
-from tools.candidates import list_candidates
 from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.lab.truth import Truth, load_truth
+from tools.repo.candidates import list_candidates
 
 
 class ScenarioScore(BaseModel):

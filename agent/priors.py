@@ -10,7 +10,7 @@ import re
 
 from pydantic import BaseModel
 
-from tools.candidates import Candidate
+from tools.repo.candidates import Candidate
 
 # symptom metric -> (path words, changed-code words) that point at its code path
 PATHS = {

@@ -16,14 +16,14 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.candidates import ENV_SET, Candidate
-from tools.gpu import GpuInfo
-from tools.gpu_guards import decide
-from tools.import_trace import ImportTrace
-from tools.paths_enclosing import Branch, enclosing_branches
-from tools.paths_imports import source_lookup
+from tools.code_paths.enclosing import Branch, enclosing_branches
+from tools.code_paths.imports import source_lookup
+from tools.gpu.guards import decide
+from tools.gpu.info import GpuInfo
+from tools.proc.import_trace import ImportTrace
+from tools.proc.worker_env import WorkerEnv
+from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import mask
-from tools.worker_env import WorkerEnv
 
 _ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9]*For[A-Z][A-Za-z]+)["']""")
 

@@ -17,9 +17,9 @@ from agent.levels import between, update_levels
 from agent.runner import Runner
 from agent.state import InvestigationState
 from agent.transcript import Transcript
-from tools.candidates import list_candidates
 from tools.config import load_config
 from tools.errors import ToolError
+from tools.repo.candidates import list_candidates
 
 
 def _target(old: InvestigationState, header: dict) -> Path:

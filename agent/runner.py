@@ -7,9 +7,9 @@ from pathlib import Path
 
 from agent.state import Config, InvestigationState, Launch
 from agent.stats import launch_value
-from tools.candidates import CandidateSet
 from tools.config import TargetConfig
 from tools.experiment import ExperimentResult, ExperimentSpec, run_experiment
+from tools.repo.candidates import CandidateSet
 
 
 class Runner:

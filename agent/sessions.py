@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from agent.transcript import read_transcript
 from tools.errors import ToolError
-from tools.state import state_dir
+from tools.folders import state_dir
 
 
 class SessionInfo(BaseModel):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from agent.relevance import Facts, Relevance
 from agent.symptom import Symptom
-from tools.candidates import Candidate
+from tools.repo.candidates import Candidate
 
 Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
 Status = Literal["confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted"]

@@ -9,9 +9,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from tools.candidates import CandidateSet
 from tools.experiment import ExperimentResult
-from tools.worker_env import WorkerEnv
+from tools.proc.worker_env import WorkerEnv
+from tools.repo.candidates import CandidateSet
 
 console = Console()
 

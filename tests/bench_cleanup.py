@@ -3,7 +3,7 @@
     python tests/bench_cleanup.py [--runs 5]
 
 The seed lab's server (a main process and 8 schedulers) is stopped by its keeper
-(tools/group_keeper.py): SIGTERM to the group, SIGKILL after 5 s. Not a test: timings belong in
+(tools/proc/group_keeper.py): SIGTERM to the group, SIGKILL after 5 s. Not a test: timings belong in
 benchmarks, not in assertions.
 """
 

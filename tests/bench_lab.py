@@ -17,7 +17,7 @@ from pathlib import Path
 from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.measure import measure
-from tools.node import LocalNode
+from tools.node.nodes import LocalNode
 
 
 def main() -> None:

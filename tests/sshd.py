@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from tools.server import free_port
+from tools.proc.server import free_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 

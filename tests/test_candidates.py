@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import make_repo, run_cli, sh
-from tools.candidates import config_candidates, hunk_candidates, open_repo
 from tools.config import TargetConfig
 from tools.errors import ToolError
+from tools.repo.candidates import config_candidates, hunk_candidates, open_repo
 
 
 def test_seed_lab_diff_json_lists_the_story(seed_lab: Path) -> None:
@@ -76,8 +76,8 @@ def test_env_and_arg_differences_are_candidates() -> None:
 
 
 def test_unknown_and_ambiguous_ids(seed_lab: Path) -> None:
-    from tools.candidates import list_candidates
     from tools.config import load_config
+    from tools.repo.candidates import list_candidates
 
     cands = list_candidates(seed_lab, load_config(seed_lab))
     with pytest.raises(ToolError, match="unknown candidate id 'nope'"):
@@ -91,7 +91,7 @@ QUOTED_NAMES = ["sp ace.py", "é.py", "new\nline.py", "tab\tx.py", 'quo"te.py', 
 
 
 def test_names_git_quotes_are_read_and_apply_one_by_one_and_together(tmp_path: Path) -> None:
-    from tools.worktree import scratch_worktree
+    from tools.repo.worktree import scratch_worktree
 
     repo = make_repo(tmp_path, {name: "x = 1\n" for name in QUOTED_NAMES})
     for name in QUOTED_NAMES:

@@ -7,7 +7,7 @@ from agent.disturbed import set_aside_disturbed
 from agent.levels import between, ensure_config
 from agent.state import InvestigationState, Launch
 from agent.symptom import parse_symptom
-from tools.candidates import Candidate
+from tools.repo.candidates import Candidate
 
 
 def _state(values: dict[str, list[float]]) -> InvestigationState:

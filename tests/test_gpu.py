@@ -7,11 +7,11 @@ import ast
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tools.code_paths.imports import source_lookup
 from tools.errors import ToolError
-from tools.gpu import GpuInfo, from_query_output, parse_gpu_option
-from tools.gpu_guards import decide, no_names
-from tools.gpu_log import gpu_from_log
-from tools.paths_imports import source_lookup
+from tools.gpu.guards import decide, no_names
+from tools.gpu.info import GpuInfo, from_query_output, parse_gpu_option
+from tools.gpu.log import gpu_from_log
 
 LOGS = REPO_ROOT / "tests" / "data" / "sglang-logs"
 SM120 = GpuInfo(vendor="cuda", sm=120, source="test")

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 
 from tools.config import load_config
-from tools.import_trace import read_trace, traced_env
-from tools.server import free_port, running_server
-from tools.worker_env import worker_env
+from tools.proc.import_trace import read_trace, traced_env
+from tools.proc.server import free_port, running_server
+from tools.proc.worker_env import worker_env
 
 
 def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(

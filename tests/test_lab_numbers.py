@@ -11,7 +11,7 @@ from tools.config import load_config
 from tools.lab.seed import ALLREDUCE_PER_TOKEN, SEED_CHANGES
 from tools.lab.serve import without_speculative
 from tools.measure import measure
-from tools.node import LocalNode
+from tools.node.nodes import LocalNode
 
 
 def _median(lab: Path, metric: str, no_spec: bool = False) -> float:

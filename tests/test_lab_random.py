@@ -14,8 +14,8 @@ from tools.lab.create import create_lab
 from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, SHAPES, draw_scenario
 from tools.lab.truth import load_truth
 from tools.measure import measure
-from tools.node import LocalNode
-from tools.server import free_port, running_server
+from tools.node.nodes import LocalNode
+from tools.proc.server import free_port, running_server
 
 
 def _diff(lab: Path) -> str:

@@ -13,8 +13,8 @@ import psutil
 import pytest
 
 from tests.conftest import wait_gone
-from tools.server import free_port
-from tools.sglang_log import parse_log
+from tools.proc.server import free_port
+from tools.sglang.log import parse_log
 
 
 def _wait_health(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:

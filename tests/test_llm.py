@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import run_cli
-from tools.server import free_port
+from tools.proc.server import free_port
 
 FLASHINFER = "flashinfer_mla_backend-0cac36"
 CULPRIT = "parallel_state-2ce853"

@@ -11,9 +11,9 @@ import git
 from agent.gather import facts_from
 from agent.relevance import Facts, assess
 from tests.conftest import make_repo, run_cli, sh
-from tools.candidates import Candidate, hunk_candidates
 from tools.experiment import ExperimentResult
-from tools.gpu import GpuInfo, parse_gpu_option
+from tools.gpu.info import GpuInfo, parse_gpu_option
+from tools.repo.candidates import Candidate, hunk_candidates
 
 FILLER = "    n += 0\n" * 7  # keeps the hunks apart
 INNER_FILLER = "        n += 0\n" * 7  # the same, inside an if body that has an else

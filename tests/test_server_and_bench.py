@@ -10,13 +10,13 @@ import psutil
 import pytest
 
 from tests.conftest import wait_gone
-from tools.bench import BenchError, run_http_bench
-from tools.bench_command import run_command_bench
+from tools.bench.command import run_command_bench
+from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
-from tools.node import LocalNode
+from tools.node.nodes import LocalNode
+from tools.proc.server import free_port, running_server
+from tools.proc.worker_env import worker_env
 from tools.secrets import MASK, mask
-from tools.server import free_port, running_server
-from tools.worker_env import worker_env
 
 
 def _lab_server(lab: Path, tmp_path: Path):

@@ -1,4 +1,4 @@
-"""The contract of tools.sglang_log: the JSON shape, and a result (fast) for any input at all."""
+"""The contract of tools.sglang.log: the JSON shape, and a result (fast) for any input at all."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from tests.test_sglang_log_support import (
     TOP_KEYS,
     real_log,
 )
-from tools.sglang_log import LogParse, parse_log, parse_log_file
+from tools.sglang.log import LogParse, parse_log, parse_log_file
 
 DECODE = ("[2026-01-01 12:00:00 DP0 TP0 EP0] Decode batch, #running-req: 12, #token: 62531, "
           "token usage: 0.12, accept len: 2.17, accept rate: 0.54, cuda graph: True, "

@@ -1,12 +1,12 @@
-"""bench_serving result blocks and JSONL, bench_one_batch_server output (tools.bench_output)."""
+"""bench_serving result blocks and JSONL, bench_one_batch_server output (tools.bench.output)."""
 
 from __future__ import annotations
 
 import json
 
 from tests.test_sglang_log_support import FIXTURES
-from tools.bench_output import parse_bench_jsonl, parse_bench_one_batch, parse_bench_serving_block
-from tools.sglang_log import parse_log
+from tools.bench.output import parse_bench_jsonl, parse_bench_one_batch, parse_bench_serving_block
+from tools.sglang.log import parse_log
 
 
 def fixture(name: str) -> str:

@@ -9,8 +9,8 @@ import random
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES
-from tools.bench_output import parse_bench_serving_block
-from tools.sglang_log import parse_log
+from tools.bench.output import parse_bench_serving_block
+from tools.sglang.log import parse_log
 
 RECORD = {"backend": "sglang", "dataset_name": "random", "request_rate": float("inf"),
           "max_concurrency": 16, "duration": 60.12, "completed": 500,

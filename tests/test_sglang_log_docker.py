@@ -1,4 +1,4 @@
-"""Container runtime logs (tools.sglang_log_docker): docker json-file and CRI lines read like the
+"""Container runtime logs (tools.sglang.log_docker): docker json-file and CRI lines read like the
 log they wrap, with the file's own line numbers."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import random
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, real_log
-from tools.sglang_log import parse_log
-from tools.sglang_log_docker import Wrapped, unwrap
+from tools.sglang.log import parse_log
+from tools.sglang.log_docker import Wrapped, unwrap
 
 TIME = "2026-03-02T08:00:00.123456789Z"
 

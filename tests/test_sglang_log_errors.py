@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tools.sglang_log import parse_log
-from tools.sglang_log_errors import classify, is_exception_line
+from tools.sglang.log import parse_log
+from tools.sglang.log_errors import classify, is_exception_line
 
 
 def errors(text: str) -> list[tuple[int, str, str]]:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, assert_matches
-from tools.sglang_log import parse_log_file
+from tools.sglang.log import parse_log_file
 
 NO_RECORDS: dict[str, Any] = {"decode": [], "prefill": [], "errors": []}
 

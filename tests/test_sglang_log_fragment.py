@@ -1,5 +1,6 @@
-"""Pieces of a server_args dump cut at both ends (tools.server_args_fragment): whole items are
-read, cut ones are null or dropped, and ordinary `key=value` lines are not taken for pieces."""
+"""Pieces of a server_args dump cut at both ends (tools.sglang.server_args_fragment): whole
+items are read, cut ones are null or dropped, and ordinary `key=value` lines are not taken for
+pieces."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, real_log
-from tools.sglang_log import parse_log
+from tools.sglang.log import parse_log
 
 CALL = ("model_path='org/Model-A', tokenizer_path='org/Model-A', tokenizer_mode='auto', "
         "cuda_graph_bs=[1, 2, 4, 8], device=device(type='cuda', index=0), "

@@ -6,7 +6,7 @@ import ast
 import re
 
 from tests.test_sglang_log_support import real_log
-from tools.sglang_log import parse_log, parse_log_file
+from tools.sglang.log import parse_log, parse_log_file
 
 NSA_DECOYS = ("nsa_prefill_backend", "nsa_decode_backend", "decode_attention_backend",
               "prefill_attention_backend", "mm_attention_backend")

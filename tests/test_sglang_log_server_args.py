@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES
-from tools.server_args_dump import parse_server_args
-from tools.sglang_log import parse_log
+from tools.sglang.log import parse_log
+from tools.sglang.server_args_dump import parse_server_args
 
 DICT_DUMP = ("[2026-01-01 12:00:00] server_args={'model_path': 'org/Model-A', 'tp_size': 8, "
              "'trust_remote_code': True, 'attention_backend': 'fa3', 'quantization': None, "

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, REAL_LOGS
-from tools.sglang_log import parse_log, parse_log_file
+from tools.sglang.log import parse_log, parse_log_file
 
 ALL_LOGS = sorted(FIXTURES.iterdir()) + sorted(REAL_LOGS.glob("*.log"))
 DECODE = ("[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 12, #token: 62531, token usage: "

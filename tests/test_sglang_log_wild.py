@@ -15,7 +15,7 @@ from tests.test_sglang_log_fixtures import EXPECTED as EARLIER
 from tests.test_sglang_log_support import FIXTURES, assert_matches
 from tests.test_sglang_log_wild2 import EXPECTED as LATER
 from tests.test_sglang_log_wild3 import EXPECTED as LATEST
-from tools.sglang_log import parse_log_file
+from tools.sglang.log import parse_log_file
 
 NO_RECORDS: dict[str, Any] = {"decode": [], "prefill": [], "errors": []}
 JSONL_RECORD = {"output_throughput": 470.75469529455864, "median_tpot_ms": 49.45251944893692,

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, assert_matches
-from tools.bench_jsonl import cut_record
-from tools.sglang_log import parse_log, parse_log_file
-from tools.sglang_log_batch import rejoined_key
-from tools.sglang_log_errors import classify
-from tools.sglang_log_lines import strip_transport
+from tools.bench.jsonl import cut_record
+from tools.sglang.log import parse_log, parse_log_file
+from tools.sglang.log_batch import rejoined_key
+from tools.sglang.log_errors import classify
+from tools.sglang.log_lines import strip_transport
 
 NO_BENCH_NO_ARGS: dict[str, Any] = {"bench": None, "server_args": None}
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.test_sglang_log_support import FIXTURES, assert_matches
-from tools.bench_jsonl import is_serving_record, serving_summary
-from tools.sglang_log import parse_log, parse_log_file
+from tools.bench.jsonl import is_serving_record, serving_summary
+from tools.sglang.log import parse_log, parse_log_file
 
 NO_BENCH_NO_ARGS: dict[str, Any] = {"bench": None, "server_args": None}
 

@@ -22,7 +22,7 @@ from tests.sshd import Sshd, sshd, sshd_without_forwarding  # noqa: F401 (the fi
 from tools.config import load_config
 from tools.experiment import ExperimentSpec, run_experiment
 from tools.lab.create import create_lab
-from tools.target import target_candidates
+from tools.repo.target import target_candidates
 
 ALIAS = "gpu-node"
 

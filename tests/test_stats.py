@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import math
+
+import pytest
 
 from agent.stats import Noise, calibrate, launch_value, pooled_noise, score
 

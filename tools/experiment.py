@@ -17,17 +17,17 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tools.argv import set_option
-from tools.bench import Metric, RequestSample
-from tools.candidates import Candidate, CandidateSet
+from tools.bench.serving import Metric, RequestSample
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.gpu import GpuInfo, query_gpu
-from tools.import_trace import ImportTrace
+from tools.gpu.info import GpuInfo, query_gpu
 from tools.measure import measure
-from tools.node import Node, open_node
+from tools.node.nodes import Node, open_node
+from tools.node.ssh_host import HostLost
+from tools.proc.import_trace import ImportTrace
+from tools.proc.worker_env import WorkerEnv
+from tools.repo.candidates import Candidate, CandidateSet
 from tools.secrets import mask_files
-from tools.ssh_host import HostLost
-from tools.worker_env import WorkerEnv
 
 
 class ExperimentSpec(BaseModel):

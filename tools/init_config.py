@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.candidates import open_repo, resolve_ref
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
+from tools.repo.candidates import open_repo, resolve_ref
 
 TEMPLATE = """\
 # debug-agent target config, written by 'debug-agent init'. Every key is explained; change what
@@ -127,8 +127,8 @@ def check_config(path: Path, good: str | None = None) -> CheckReport:
 def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
     """A [host] target: reach the node, find the repository and the good ref, and the commands'
     executables on the node's PATH (or in the repository)."""
-    from tools.ssh_host import connect
-    from tools.target import node_state
+    from tools.node.ssh_host import connect
+    from tools.repo.target import node_state
 
     assert config.host is not None
     state = node_state(config)  # the connection, the repository, the good ref: one line each

@@ -10,12 +10,12 @@ import httpx
 from pydantic import BaseModel
 
 from tools.argv import option_value
-from tools.bench import BenchResult, auth_headers, run_http_bench
-from tools.bench_command import run_command_bench
+from tools.bench.command import run_command_bench
+from tools.bench.serving import BenchResult, auth_headers, run_http_bench
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.node import Node
-from tools.worker_env import WorkerEnv
+from tools.node.nodes import Node
+from tools.proc.worker_env import WorkerEnv
 
 
 def launch_port(command: str, free_port: Callable[[], int]) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tools.state import state_dir
+from tools.folders import state_dir
 
 MASK = "***"
 # a credential's name: words of a snake or kebab name, so `tokenizer_path` and

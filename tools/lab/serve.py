@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tools.argv import drop_options
 from tools.config import load_config
-from tools.procs import run_until_signal, start_group
+from tools.proc.groups import run_until_signal, start_group
 
 
 def without_speculative(argv: list[str]) -> list[str]:

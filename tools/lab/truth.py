@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tools.folders import state_dir
 from tools.lab.changes import LabError
-from tools.state import state_dir
 
 
 class TruthEntry(BaseModel):

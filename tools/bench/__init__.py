@@ -1,0 +1,1 @@
+"""Benchmarks: the HTTP load generator, command benches, and their output formats."""

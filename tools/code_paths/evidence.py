@@ -1,0 +1,131 @@
+"""Which files of an SGLang source tree the server runs, from its startup log and the source.
+
+The attention backend the log's server_args resolved is mapped to its module(s) through the
+target's own `attention_registry.py` (the `@register_attention_backend(name)` factories and the
+modules they import), never through a table of ours; the model architecture is mapped to the
+model file that defines its class. A registry factory that picks a module under a GPU guard
+(`if _is_npu: ... elif _is_hip: ... else: ...`) is decided by the GPU the log (or `--gpu`)
+reports.
+
+Then imports are followed (tools/code_paths/imports.py). The roots are the modules a serving
+process certainly imports: the selected backends' modules, the served model's file, and the
+model runner (every scheduler process imports it, and through it the registry). A module
+reached from a root by module-level imports is on-path, with the chain quoted. A registered
+backend module that the server did not select is a dead end: reached, it is on-path only when
+an on-path module other than the selecting one imports it (a helper or a base class used
+elsewhere); reached only through another unselected backend, it stays off. A file nothing
+reaches stays "unknown": no chain from these roots is no proof that nothing imports it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tools.code_paths.branches import RUNNER, Condition, Registration, read_branches, uses
+from tools.code_paths.cache import SummaryCache
+from tools.code_paths.imports import lookup_in, reach
+from tools.code_paths.modules import ModuleGraph
+from tools.code_paths.verdicts import ATTENTION_KEYS, FileVerdict, Judge
+from tools.errors import ToolError
+from tools.gpu.guards import mentions_gpu
+from tools.gpu.info import GpuInfo
+
+REGISTRY = "srt/layers/attention/attention_registry.py"
+
+
+class PathsReport(BaseModel):
+    files: list[FileVerdict]
+    gpu: GpuInfo | None = None
+
+
+def package_root(repo: Path) -> Path:
+    """The `sglang` package folder inside a checkout, an unpacked wheel, or itself."""
+    if not repo.is_dir():
+        raise ToolError(f"{repo} is not a folder (--repo wants an SGLang checkout or an "
+                        "unpacked wheel)")
+    for candidate in (repo / "python" / "sglang", repo / "sglang", repo):
+        if (candidate / REGISTRY).exists() or (candidate / RUNNER).exists():
+            return candidate
+    raise ToolError(f"{repo} is not an SGLang source tree (neither {REGISTRY} nor {RUNNER} "
+                    "found)")
+
+
+def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
+    """0.5.x: the `@register_attention_backend(name)` factories and the modules they import;
+    a module imported only under a GPU guard in the factory is recorded with the guard."""
+    path = pkg / REGISTRY
+    names = lookup_in(graph, path)  # the registry's `_is_npu = is_npu()` and the like
+    tree = ast.parse(path.read_text(errors="replace"))
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for deco in node.decorator_list:
+            if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "") ==
+                    "register_attention_backend" and deco.args
+                    and isinstance(deco.args[0], ast.Constant)):
+                direct: set[str] = set()
+                conditional: dict[str, Condition] = {}
+                uses(node.body, {}, lambda test: mentions_gpu(test, names), direct,
+                     conditional)
+                found.append(Registration(
+                    backend=str(deco.args[0].value), source=REGISTRY, line=deco.lineno,
+                    selector=f"@{ast.unparse(deco)}", modules=sorted(direct),
+                    conditional=[c for m, c in sorted(conditional.items()) if m not in direct]))
+    return found
+
+
+def read_selection(pkg: Path, graph: ModuleGraph) -> list[Registration]:
+    """How this tree picks its attention backend: the registry, or an older layout's branches."""
+    return read_registry(pkg, graph) if (pkg / REGISTRY).exists() else read_branches(pkg)
+
+
+def _relative(path: str, pkg: Path) -> str:
+    """`python/sglang/srt/x.py`, `sglang/srt/x.py`, `srt/x.py` or `x.py` under srt/: `srt/x.py`."""
+    at = path.find("srt/")
+    if at >= 0:
+        return path[at:]
+    return f"srt/{path}" if (pkg / "srt" / path).exists() else path
+
+
+def served_file(pkg: Path, graph: ModuleGraph, architecture: str) -> str | None:
+    """The package-relative model file whose top level defines `architecture`. A text search
+    only narrows which of the ~300 model files get parsed."""
+    for path in sorted((pkg / "srt" / "models").glob("*.py")):
+        try:
+            named = f"class {architecture}" in path.read_text(errors="replace")
+        except OSError:
+            continue
+        summary = graph.summary(path) if named else None
+        if summary and architecture in summary.classes:
+            return f"srt/models/{path.name}"
+    return None
+
+
+def classify(files: list[str], pkg: Path, server_args: dict | None,
+             args_line: int | None, architecture: str | None,
+             gpu: GpuInfo | None = None) -> PathsReport:
+    cache = SummaryCache(pkg)
+    graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
+    registrations = read_selection(pkg, graph)
+    active = {str(server_args[k]) for k in ATTENTION_KEYS
+              if server_args and server_args.get(k) not in (None, "")}
+    served = served_file(pkg, graph, architecture) if architecture else None
+    judge = Judge(graph=graph, pkg=pkg, registrations=registrations, active=active,
+                  server_args=server_args or {}, args_line=args_line, gpu=gpu,
+                  architecture=architecture, served=served)
+    roots = judge.roots()
+    backend_files = {pkg / m for r in registrations
+                     for m in [*r.modules, *(c.module for c in r.conditional)]}
+    selectors = {pkg / r.source for r in registrations}
+    judge.found = reach(graph, roots, gpu, stop=backend_files - set(roots),
+                        skip=lambda importer, target: importer in selectors
+                        and target in backend_files)
+    judge.stops = backend_files - set(roots)
+    verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
+    cache.save()  # after the verdicts: they read model files of their own
+    return PathsReport(files=verdicts, gpu=gpu)
+

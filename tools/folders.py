@@ -1,0 +1,62 @@
+"""Folders debug-agent writes: the machine-local state folder (pidfiles of servers it started,
+lab truths, the masking key) and the sessions folder.
+
+Sessions go to `./sessions/` by default, but never inside the repository under study (its working
+tree is never written): there the state folder is used instead.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from pathlib import Path
+
+
+def state_dir() -> Path:
+    explicit = os.environ.get("DEBUG_AGENT_STATE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "debug-agent"
+
+
+MIN_FREE_BYTES = 64 << 20  # a session's logs and checkpoints need a few MB; fail early, not midway
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """`path`, created if need be, once shown writable with room to spare; else one clear line."""
+    import shutil
+    import tempfile
+
+    from tools.errors import ToolError
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-check-"):
+            pass
+        free = shutil.disk_usage(path).free
+    except OSError as e:
+        raise ToolError(f"cannot write {what} {path}: {e.strerror or e}") from None
+    if free < MIN_FREE_BYTES:
+        raise ToolError(f"{what} {path} has only {free >> 20} MB free: make room (or point "
+                        f"DEBUG_AGENT_SESSIONS_DIR / DEBUG_AGENT_STATE_DIR elsewhere)")
+    return path
+
+
+def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = None) -> Path:
+    if explicit is not None:
+        return explicit
+    env = os.environ.get("DEBUG_AGENT_SESSIONS_DIR")
+    if env:
+        return Path(env)
+    if repo_root is not None and cwd.resolve().is_relative_to(repo_root.resolve()):
+        return state_dir() / "sessions"
+    return cwd / "sessions"
+
+
+def new_run_dir(root: Path, label: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = writable_dir(root, "the sessions folder") / f"{stamp}-{label}-{secrets.token_hex(2)}"
+    path.mkdir()
+    return path

@@ -1,0 +1,1 @@
+"""Where experiments run: this machine or a node over SSH (connection, tunnel, helper)."""

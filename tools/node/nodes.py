@@ -1,0 +1,126 @@
+"""Where experiments run: this machine, or a node over SSH (tools/node/remote.py).
+
+A Node is what one experiment needs from the machine the target lives on: a scratch worktree,
+a free port, a supervised server, the environment of its processes, a shell for the bench, and
+the import trace. The experiment code is the same for both.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path, PurePath
+from typing import Protocol
+
+from tools.config import TargetConfig
+from tools.proc.groups import start_group, stop_group
+from tools.proc.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
+from tools.proc.server import ServerInfo, free_port, reap_stale_servers, running_server
+from tools.proc.worker_env import WorkerEnv, worker_env
+from tools.repo.worktree import reap_stale_worktrees, scratch_worktree
+
+
+class Node(Protocol):
+    python: str  # what {python} stands for
+    subdir: PurePath  # where commands run inside a worktree (the config's place in the repo)
+
+    def free_port(self) -> int: ...
+
+    def worktree(self, good_sha: str, patches: list[str],
+                 keep_patch: Path) -> AbstractContextManager[PurePath]: ...
+
+    def server(self, argv: list[str], cwd: PurePath, env: dict[str, str], port: int,
+               log_path: Path, ready: str, timeout_s: float) -> AbstractContextManager[
+                   ServerInfo]: ...
+
+    def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv: ...
+
+    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
+              timeout_s: float) -> tuple[int | None, str]: ...  # (None: timed out, output)
+
+    def read_text(self, path: PurePath) -> str: ...
+
+    def traced_env(self, env: dict[str, str], cwd: PurePath) -> dict[str, str]: ...
+
+    def wait_trace(self, pids: list[int]) -> None: ...
+
+    def read_trace(self, tree: PurePath) -> ImportTrace: ...
+
+
+class LocalNode:
+    """This machine: the repository is `repo_root`, artifacts go straight to `out_dir`."""
+
+    def __init__(self, python: str, repo_root: Path, out_dir: Path,
+                 subdir: Path = Path(".")) -> None:
+        self.python = python
+        self.repo_root = repo_root
+        self.trace_dir = out_dir / "imports"
+        self.subdir = subdir
+
+    def free_port(self) -> int:
+        return free_port()
+
+    def worktree(self, good_sha: str, patches: list[str],
+                 keep_patch: Path) -> AbstractContextManager[Path]:
+        return scratch_worktree(self.repo_root, good_sha, patches, keep_patch=keep_patch)
+
+    def server(self, argv: list[str], cwd: PurePath, env: dict[str, str], port: int,
+               log_path: Path, ready: str, timeout_s: float) -> AbstractContextManager[
+                   ServerInfo]:
+        return running_server(argv, Path(cwd), env, port, log_path, ready, timeout_s)
+
+    def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
+        return worker_env(pid, names)
+
+    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
+              timeout_s: float) -> tuple[int | None, str]:
+        """Its own process group, stopped whole when it ends, times out or is interrupted."""
+        with tempfile.TemporaryFile() as output:
+            proc = start_group(["/bin/sh", "-c", command], Path(cwd), {**os.environ, **env},
+                               output=output)
+            code: int | None = None
+            try:
+                code = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+            finally:
+                stop_group(proc)
+            output.seek(0)
+            return code, output.read().decode(errors="replace")
+
+    def read_text(self, path: PurePath) -> str:
+        return Path(path).read_text(errors="replace")
+
+    def traced_env(self, env: dict[str, str], cwd: PurePath) -> dict[str, str]:
+        self.trace_dir.mkdir(parents=True, exist_ok=True)
+        return traced_env(env, self.trace_dir, Path(cwd).resolve())
+
+    def wait_trace(self, pids: list[int]) -> None:
+        wait_for_trace(self.trace_dir, pids)
+
+    def read_trace(self, tree: PurePath) -> ImportTrace:
+        return read_trace(self.trace_dir, Path(tree))
+
+
+@contextmanager
+def open_node(config: TargetConfig, config_dir: Path, out_dir: Path) -> Iterator[Node]:
+    """The node for one experiment; a remote one holds a supervisor until the block ends."""
+    if config.host is None:
+        from tools.repo.candidates import open_repo
+
+        root = Path(open_repo(config_dir / config.target.repo).working_tree_dir or ".")
+        reap_stale_servers()  # left by an agent that was killed
+        reap_stale_worktrees(root)
+        try:  # commands run where the config sits inside the repository, in the worktree too
+            subdir = config_dir.resolve().relative_to(root.resolve())
+        except ValueError:
+            subdir = Path(".")
+        yield LocalNode(config.python, root, out_dir, subdir)
+        return
+    from tools.node.remote import remote_node
+
+    with remote_node(config, out_dir) as node:
+        yield node

@@ -1,0 +1,201 @@
+"""The SSH connection to the node (paramiko): commands, files, and the helper that runs there.
+
+`[host] ssh = "user@host[:port]"` is resolved through ~/.ssh/config like OpenSSH does (HostName,
+User, Port, IdentityFile, UserKnownHostsFile); explicit parts of the spec win. Host keys must be
+known: an unknown host is refused, never trusted on first use. One connection per host is kept
+for the whole process and reopened when it drops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shlex
+import socket
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from tools.config import HostSection
+from tools.errors import ToolError
+
+_TOOLS = Path(__file__).parent.parent
+UPLOADS = {  # the node's copy of each, by its path under the cache folder (all side by side)
+    "remote_helper.py": _TOOLS / "node" / "remote_helper.py",
+    "group_keeper.py": _TOOLS / "proc" / "group_keeper.py",
+    "hooks/sitecustomize.py": _TOOLS / "proc" / "hooks" / "sitecustomize.py",
+}
+REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home
+
+# paramiko logs what it then raises (e.g. a refused channel the tunnel expects and handles);
+# without a handler Python would print those lines on the user's terminal
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+
+
+class HostError(ToolError):
+    """The node cannot be reached or used; one line for the user."""
+
+
+class HostLost(HostError):
+    """The connection dropped while something ran on the node."""
+
+
+class Endpoint(BaseModel):
+    alias: str
+    hostname: str
+    user: str
+    port: int
+    identities: list[str]
+    known_hosts: list[str]
+
+    @property
+    def label(self) -> str:
+        return f"{self.user}@{self.hostname}:{self.port}"
+
+
+def resolve(host: HostSection) -> Endpoint:
+    """`[host]` plus ~/.ssh/config, as OpenSSH would combine them."""
+    import paramiko
+
+    spec = host.ssh
+    user, _, rest = spec.rpartition("@")
+    alias, _, port = rest.partition(":")
+    if not alias or (port and not port.isdigit()):
+        raise HostError(f"[host] ssh = {spec!r}: expected user@host[:port]")
+    found: dict = {}
+    config_file = Path.home() / ".ssh" / "config"
+    if config_file.exists():
+        found = paramiko.SSHConfig.from_path(str(config_file)).lookup(alias)
+    identities = [host.identity] if host.identity else found.get("identityfile", [])
+    known = [str(Path.home() / ".ssh" / "known_hosts"), *found.get("userknownhostsfile", "")
+             .split(), *([host.known_hosts] if host.known_hosts else [])]
+    if host.identity and not Path(host.identity).expanduser().is_file():
+        raise HostError(f"[host] identity file {host.identity} not found")
+    return Endpoint(alias=alias, hostname=found.get("hostname", alias),
+                    user=user or found.get("user") or os.environ.get("USER", "root"),
+                    port=int(port or found.get("port", 22)),
+                    identities=[str(Path(p).expanduser()) for p in identities],
+                    known_hosts=[str(Path(p).expanduser()) for p in known])
+
+
+class SSHHost:
+    """An open connection to the node."""
+
+    def __init__(self, host: HostSection) -> None:
+        self.section = host
+        self.endpoint = resolve(host)
+        self.client = self._connect()
+        self._sftp = None
+        self._helper: str | None = None
+
+    def _connect(self):
+        import paramiko
+
+        e = self.endpoint
+        client = paramiko.SSHClient()
+        for path in e.known_hosts:
+            if Path(path).is_file():
+                client.load_host_keys(path)
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            client.connect(e.hostname, e.port, e.user, key_filename=e.identities or None,
+                           timeout=self.section.connect_timeout_s,
+                           banner_timeout=self.section.connect_timeout_s,
+                           auth_timeout=self.section.connect_timeout_s)
+        except socket.gaierror:
+            raise HostError(f"cannot resolve host {e.hostname!r} ([host] ssh = "
+                            f"{self.section.ssh!r})") from None
+        except paramiko.AuthenticationException:
+            keys = ", ".join(e.identities) or "the agent's and ~/.ssh/id_* keys"
+            raise HostError(f"{e.label} refused the SSH key ({keys})") from None
+        except paramiko.SSHException as err:
+            if "not found in known_hosts" in str(err):
+                raise HostError(f"host key of {e.hostname}:{e.port} is not known: connect "
+                                "once with ssh to check and add it, or set [host] known_hosts"
+                                ) from None
+            raise HostError(f"SSH to {e.label} failed: {err}") from None
+        except (OSError, EOFError) as err:
+            reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
+            raise HostError(f"cannot reach {e.label}: {reason}") from None
+        transport = client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(5)
+        return client
+
+    @property
+    def alive(self) -> bool:
+        transport = self.client.get_transport()
+        return transport is not None and transport.is_active()
+
+    def run(self, command: str, timeout_s: float = 60.0) -> tuple[int, str, str]:
+        """Run a shell command on the node: (exit code, stdout, stderr)."""
+        try:
+            _, out, err = self.client.exec_command(command, timeout=timeout_s)
+            stdout, stderr = out.read().decode(errors="replace"), err.read().decode(
+                errors="replace")
+            return out.channel.recv_exit_status(), stdout, stderr
+        except (OSError, EOFError) as e:
+            raise HostLost(f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
+                           ) from None
+
+    @property
+    def sftp(self):
+        if self._sftp is None:
+            self._sftp = self.client.open_sftp()
+        return self._sftp
+
+    def read_text(self, path: str) -> str:
+        try:
+            with self.sftp.open(path) as f:
+                return f.read().decode(errors="replace")
+        except OSError as e:
+            if not self.alive:
+                raise HostLost(f"connection to {self.endpoint.label} lost") from None
+            raise HostError(f"cannot read {path} on {self.endpoint.alias}: {e}") from None
+
+    def fetch(self, remote: str, local: Path) -> None:
+        """Copy a file, or a folder's files, from the node; what is missing is skipped."""
+        import stat
+
+        try:
+            mode = self.sftp.stat(remote).st_mode or 0
+        except FileNotFoundError:
+            return
+        if stat.S_ISDIR(mode):
+            local.mkdir(parents=True, exist_ok=True)
+            for name in self.sftp.listdir(remote):
+                self.fetch(f"{remote}/{name}", local / name)
+        else:
+            local.parent.mkdir(parents=True, exist_ok=True)
+            self.sftp.get(remote, str(local))
+
+    def helper(self) -> str:
+        """The helper script's path on the node (uploaded once per version), and its hooks."""
+        if self._helper is None:
+            code, home, err = self.run("printf %s \"$HOME\"")
+            if code != 0 or not home:
+                raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
+            tag = hashlib.sha256(b"".join(path.read_bytes() for path in UPLOADS.values())
+                                 ).hexdigest()[:12]
+            base = f"{home}/{REMOTE_CACHE}/{tag}"
+            self.run(f"mkdir -p {shlex.quote(base)}/hooks")
+            for name, path in UPLOADS.items():
+                self.sftp.put(str(path), f"{base}/{name}")
+            self._helper = f"{base}/remote_helper.py"
+        return self._helper
+
+    def close(self) -> None:
+        self.client.close()
+
+
+_open: dict[str, SSHHost] = {}
+
+
+def connect(host: HostSection) -> SSHHost:
+    """The process's connection to `host`, opened (or reopened after a drop) as needed."""
+    key = host.model_dump_json()
+    current = _open.get(key)
+    if current is None or not current.alive:
+        _open[key] = current = SSHHost(host)
+    return current

@@ -1,0 +1,65 @@
+"""Which modules the server's processes really imported: the best on-path evidence there is.
+
+`traced_env` adds a sitecustomize hook (tools/proc/hooks/) in front of the launch's PYTHONPATH; the
+target's own sitecustomize still runs after it. `read_trace` maps the loaded files back to the
+repository's paths.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path, PurePath
+
+from pydantic import BaseModel
+
+HOOK_DIR = Path(__file__).parent / "hooks"
+
+
+class ImportTrace(BaseModel):
+    processes: int  # processes that reported
+    files: list[str]  # repo-relative paths of loaded source files, sorted
+
+    def imported(self, path: str) -> bool:
+        return path in set(self.files)
+
+
+def traced_env(env: dict[str, str], trace_dir: PurePath, cwd: PurePath,
+               hook_dir: PurePath = HOOK_DIR, inherited: str | None = None) -> dict[str, str]:
+    """`env` plus the hook; relative PYTHONPATH entries are made absolute against `cwd`.
+
+    `inherited` is the PYTHONPATH the server would otherwise get (default: this process's).
+    """
+    original = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", "") if inherited is None
+                       else inherited)
+    parts = [p if posixpath.isabs(p) else posixpath.normpath(posixpath.join(str(cwd), p))
+             for p in original.split(os.pathsep) if p]
+    return {**env, "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
+            "DEBUG_AGENT_IMPORT_TRACE_DIR": str(trace_dir)}
+
+
+def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportTrace:
+    """`resolve=False` for a remote tree: its paths mean nothing on this machine."""
+    root = Path(tree).resolve() if resolve else Path(tree)
+    files: set[str] = set()
+    reports = sorted(trace_dir.glob("*.txt"))
+    for report in reports:
+        for line in report.read_text(errors="replace").splitlines()[1:]:
+            try:
+                rel = (Path(line).resolve() if resolve else Path(line)).relative_to(root)
+            except (ValueError, OSError):
+                continue
+            files.add(rel.as_posix().replace("/__pycache__/", "/"))
+    return ImportTrace(processes=len(reports), files=sorted(files))
+
+
+def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
+    """Wait until each of `pids` has written its report (processes dump every half second)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    wanted = {f"{pid}.txt" for pid in pids}
+    while time.monotonic() < deadline:
+        if wanted <= {p.name for p in trace_dir.glob("*.txt")}:
+            return
+        time.sleep(0.05)

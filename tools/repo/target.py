@@ -1,0 +1,102 @@
+"""The repository under study, wherever it lives: here, or on the node ([host]).
+
+A remote repository is read through a local mirror: the node's good commit fetched with git
+(same SHAs), with the node's working-tree changes applied on top. Candidates, source reading
+and path evidence use the mirror; experiments run on the node itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import git
+
+from tools.config import TargetConfig
+from tools.folders import state_dir
+from tools.node.ssh_git import HOST_VAR
+from tools.node.ssh_host import HostError, connect
+from tools.repo.candidates import CandidateSet, GitError, list_candidates
+
+_mirrored: dict[str, tuple[Path, str, str]] = {}  # per process: (mirror, good sha, node root)
+
+
+def target_repo(config: TargetConfig, config_dir: Path) -> Path:
+    """The local folder to read the target's source from."""
+    if config.host is None:
+        return config_dir / config.target.repo
+    return _mirror(config)[0]
+
+
+def target_candidates(config: TargetConfig, config_dir: Path) -> CandidateSet:
+    if config.host is None:
+        return list_candidates(config_dir / config.target.repo, config)
+    path, sha, root = _mirror(config)
+    pinned = config.model_copy(update={"target": config.target.model_copy(update={"good": sha})})
+    cands = list_candidates(path, pinned)
+    return cands.model_copy(update={"good": config.target.good,
+                                    "repo": f"{config.host.ssh}:{root}"})
+
+
+def node_state(config: TargetConfig) -> dict:
+    """The node's repository root, good commit and working-tree patch (nothing is written)."""
+    assert config.host is not None
+    host = connect(config.host)
+    helper = host.helper()
+    code, out, err = host.run(" ".join(shlex.quote(a) for a in (
+        config.host.python, helper, "state", config.target.repo, config.target.good)))
+    if code != 0:
+        last = (err.strip().splitlines() or [f"exit {code}"])[-1]
+        raise HostError(f"cannot run {config.host.python} on {host.endpoint.alias}: {last}")
+    reply = json.loads(out)
+    if not reply["ok"]:
+        raise HostError(f"on {host.endpoint.alias}: {reply['error']}")
+    return reply
+
+
+def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
+    assert config.host is not None
+    key = f"{config.host.ssh}:{config.target.repo}@{config.target.good}"
+    if key in _mirrored:
+        return _mirrored[key]
+    state = node_state(config)
+    root, sha = state["root"], state["sha"]
+    path = state_dir() / "mirrors" / hashlib.sha256(
+        f"{config.host.ssh}:{root}".encode()).hexdigest()[:16]
+    repo = git.Repo(path) if (path / ".git").exists() else git.Repo.init(path)
+    try:
+        if not _has_commit(repo, sha):
+            endpoint = connect(config.host).endpoint
+            env = {**os.environ, "GIT_SSH_COMMAND": f"{sys.executable} -m tools.node.ssh_git",
+                   "GIT_SSH_VARIANT": "ssh", HOST_VAR: config.host.model_dump_json()}
+            repo.git.fetch(f"ssh://{endpoint.user}@{endpoint.hostname}:{endpoint.port}{root}",
+                           "+HEAD:refs/remotes/node/HEAD",
+                           "+refs/heads/*:refs/remotes/node/heads/*",
+                           "+refs/tags/*:refs/remotes/node/tags/*", env=env)
+        if not _has_commit(repo, sha):
+            raise HostError(f"the good commit {sha[:12]} is not on a branch, tag or HEAD of "
+                            f"{root} on the node: it cannot be fetched")
+        repo.git.checkout("--quiet", "--force", "--detach", sha)
+        repo.git.clean("-q", "-f", "-d", "-x")
+        if state["patch"]:
+            patch = path.parent / f"{path.name}.patch"
+            patch.write_text(state["patch"])
+            repo.git.apply("--binary", "--whitespace=nowarn", str(patch))
+            patch.unlink()
+    except git.GitCommandError as e:
+        last = (e.stderr or str(e)).strip().splitlines()[-1]
+        raise GitError(f"cannot mirror {root} from the node: {last}") from None
+    _mirrored[key] = (path, sha, root)
+    return _mirrored[key]
+
+
+def _has_commit(repo: git.Repo, sha: str) -> bool:
+    try:
+        repo.git.cat_file("-e", f"{sha}^{{commit}}")
+        return True
+    except git.GitCommandError:
+        return False
