@@ -27,22 +27,28 @@ def plan(state: InvestigationState) -> Request | None:
     if decision != "unknown":
         return None
     key = state.bad_key if len(bad.values) <= len(good.values) else state.good_key
-    return request(state, key, "calibrate: the gap is not clear yet; another launch of "
-                               f"{state.configs[key].label}")
+    return request(
+        state,
+        key,
+        f"calibrate: the gap is not clear yet; another launch of {state.configs[key].label}",
+    )
 
 
 def decide(state: InvestigationState) -> str:
-    """"regression", "no_regression" or "unknown" (and a note saying why)."""
+    """ "regression", "no_regression" or "unknown" (and a note saying why)."""
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     current = noise(state)
     if not noise_is_measured(state):
         log_gap = level(bad.values) - level(good.values)
         worse = 1 if state.worse == "higher" else -1
         if log_gap * worse >= max(math.log1p(MIN_RELATIVE_GAP), 4 * current.sigma):
-            _note(state, f"gap {bad.mean - good.mean:+.3g} {state.symptom.unit} "
-                         f"({math.expm1(log_gap):+.1%}) is more than 4x the assumed launch noise "
-                         f"({current.sigma:.1%}): searching now, noise to be measured on the "
-                         "references' replicates")
+            _note(
+                state,
+                f"gap {bad.mean - good.mean:+.3g} {state.symptom.unit} "
+                f"({math.expm1(log_gap):+.1%}) is more than 4x the assumed launch noise "
+                f"({current.sigma:.1%}): searching now, noise to be measured on the "
+                "references' replicates",
+            )
             return "regression"
         if min(len(bad.values), len(good.values)) < 2:
             return "unknown"

@@ -39,17 +39,26 @@ HELP = """commands:
 
 
 class Chat:
-    def __init__(self, console: Console, state: InvestigationState, ctx: Context,
-                 yes: bool, started: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        state: InvestigationState,
+        ctx: Context,
+        yes: bool,
+        started: bool = False,
+    ) -> None:
         self.console = console
         self.yes = yes
         self.state, self.ctx = state, ctx
         self.session = Path(self.state.session_dir)
-        self.connection = sqlite3.connect(self.session / "checkpoints.sqlite",
-                                          check_same_thread=False)
+        self.connection = sqlite3.connect(
+            self.session / "checkpoints.sqlite", check_same_thread=False
+        )
         self.graph = build_graph(self.ctx, saver(self.connection))
-        self.config = {"configurable": {"thread_id": self.session.name},
-                       "recursion_limit": 4 * MAX_STEPS + 20}
+        self.config = {
+            "configurable": {"thread_id": self.session.name},
+            "recursion_limit": 4 * MAX_STEPS + 20,
+        }
         self.started = started
         self.done = state.phase == "done"
 
@@ -60,23 +69,26 @@ class Chat:
     def run(self, resume: bool = True) -> None:
         from langgraph.types import Command
 
-        value: object = self.state if not self.started else (
-            Command(resume="skip") if resume else None)
+        value: object = (
+            self.state if not self.started else (Command(resume="skip") if resume else None)
+        )
         self.started = True
         while True:
             result = self.graph.invoke(value, self.config, durability="sync")
             asks = result.get("__interrupt__") if isinstance(result, dict) else None
             if not asks:
                 self.done = True
-                status = (result.get("result") or {}).get("status") if isinstance(
-                    result, dict) else None
+                status = (
+                    (result.get("result") or {}).get("status") if isinstance(result, dict) else None
+                )
                 self.console.print(f"[bold]{status}[/bold]: /report shows the report")
                 return
             what = asks[0].value.get("launch", "?")
             answer = self.ask(f"launch {what}? [y/n] ")
             if answer not in ("y", "yes"):
-                self.console.print("not launched: change things (/drop, /test, /budget) and "
-                                   "/run again")
+                self.console.print(
+                    "not launched: change things (/drop, /test, /budget) and /run again"
+                )
                 return
             value = Command(resume="yes")
 
@@ -84,8 +96,9 @@ class Chat:
         from agent.llm.conversation import converse
 
         assert self.ctx.reasoner is not None
-        answer = converse(self.ctx.reasoner, s, line,
-                          {c.id for c in self.ctx.runner.cands.candidates})
+        answer = converse(
+            self.ctx.reasoner, s, line, {c.id for c in self.ctx.runner.cands.candidates}
+        )
         if answer.text:
             self.console.print(escape(answer.text))
             self.ctx.transcript.event("chat", "thought", f"model: {answer.text}")
@@ -108,11 +121,22 @@ class Chat:
         """The budget stopped the engine and the user raised it: continue where it stopped."""
         budget = self.raised_budget(s)
         self.ctx.inbox = [d for d in self.ctx.inbox if d.get("kind") != "budget"]
-        self.graph.update_state(self.config, {"phase": s.stopped_in, "stopped_in": None,
-                                              "status": None, "result": None,
-                                              "max_launches": budget}, as_node="judge")
-        self.ctx.transcript.event("chat", "user", f"the user raised the budget to {budget} "
-                                  f"launches; going on from phase {s.stopped_in}")
+        self.graph.update_state(
+            self.config,
+            {
+                "phase": s.stopped_in,
+                "stopped_in": None,
+                "status": None,
+                "result": None,
+                "max_launches": budget,
+            },
+            as_node="judge",
+        )
+        self.ctx.transcript.event(
+            "chat",
+            "user",
+            f"the user raised the budget to {budget} launches; going on from phase {s.stopped_in}",
+        )
         self.done = False
         self.run(resume=False)
 
@@ -124,8 +148,9 @@ class Chat:
         if not sep or not name:
             self.console.print("usage: /suggest NAME=VALUE")
             return
-        self.side_experiment(ExperimentSpec(base="bad", env={name: value}), f"{name}={value}",
-                             watch=(name, value))
+        self.side_experiment(
+            ExperimentSpec(base="bad", env={name: value}), f"{name}={value}", watch=(name, value)
+        )
 
     def experiment(self, text: str) -> None:
         spec = ExperimentSpec()
@@ -146,32 +171,40 @@ class Chat:
             return
         self.side_experiment(spec, text)
 
-    def side_experiment(self, spec: ExperimentSpec, label: str,
-                        watch: tuple[str, str] | None = None) -> None:
+    def side_experiment(
+        self, spec: ExperimentSpec, label: str, watch: tuple[str, str] | None = None
+    ) -> None:
         """One launch outside the engine's plan, judged against its references."""
         s = self.current()
         if not s.configs.get(s.good_key) or not s.configs[s.good_key].values:
-            self.console.print("measure the references first (/run): a suggestion is judged "
-                               "against the good and bad states")
+            self.console.print(
+                "measure the references first (/run): a suggestion is judged "
+                "against the good and bad states"
+            )
             return
         what = f"the bad state with {label}" if watch else label
         if not self.yes and self.ask(f"launch {what}? [y/n] ") not in ("y", "yes"):
             return
         runner = self.ctx.runner
         out = self.session / "side-experiments" / f"{len(list(self.session.glob('side-*/*')))}"
-        result = run_experiment(runner.config, runner.config_dir, runner.cands, spec, s.metric,
-                                out)
+        result = run_experiment(runner.config, runner.config_dir, runner.cands, spec, s.metric, out)
         b, g = s.configs[s.bad_key].mean, s.configs[s.good_key].mean
         value = runner.value_of(result, s)
         share = (b - value) / (b - g) if b != g else 0.0
-        text = (f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
-                f"{value:.3g} {s.symptom.unit}, {share:.0%} of the gap restored")
+        text = (
+            f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
+            f"{value:.3g} {s.symptom.unit}, {share:.0%} of the gap restored"
+        )
         if watch:
             arrival = env_arrival(watch[0], watch[1], result.worker_env)
-            text += ("; whether it reached the workers is unknown (not read)" if arrival is None
-                     else f"; it reached {arrival[0]}/{arrival[1]} scheduler processes")
-        self.ctx.transcript.event("chat", "experiment", text, spec=spec.model_dump(),
-                                  value=value)  # the echo shows it
+            text += (
+                "; whether it reached the workers is unknown (not read)"
+                if arrival is None
+                else f"; it reached {arrival[0]}/{arrival[1]} scheduler processes"
+            )
+        self.ctx.transcript.event(
+            "chat", "experiment", text, spec=spec.model_dump(), value=value
+        )  # the echo shows it
 
     def handle(self, line: str) -> bool:
         """One user line; False to leave."""
@@ -190,27 +223,34 @@ class Chat:
         elif command == "/quit":
             return False
         elif command == "/facts":
-            for fact in describe(s) or ["no facts yet: /run launches the bad state once (with "
-                                        "the import trace) and gathers them"]:
+            for fact in describe(s) or [
+                "no facts yet: /run launches the bad state once (with "
+                "the import trace) and gathers them"
+            ]:
                 self.console.print(escape(fact))
         elif command == "/diff":
             for c in self.ctx.runner.cands.candidates:
-                self.console.print(escape(f"{c.id}  {c.kind}  {c.file or c.name}  "
-                                          f"{c.header or ''}"))
+                self.console.print(
+                    escape(f"{c.id}  {c.kind}  {c.file or c.name}  {c.header or ''}")
+                )
         elif command == "/hypotheses":
             if not s.hypotheses:
-                self.console.print("no hypotheses yet: /run launches the bad state, gathers "
-                                   "its facts and makes every candidate a hypothesis")
+                self.console.print(
+                    "no hypotheses yet: /run launches the bad state, gathers "
+                    "its facts and makes every candidate a hypothesis"
+                )
             for cid, h in sorted(s.hypotheses.items(), key=lambda kv: -kv[1].prior):
-                self.console.print(escape(f"{cid}  {h.status}  prior {h.prior:.2g}  "
-                                          f"{'; '.join(h.reasons)}"))
+                self.console.print(
+                    escape(f"{cid}  {h.status}  prior {h.prior:.2g}  {'; '.join(h.reasons)}")
+                )
         elif command in ("/drop", "/test"):
             cid, _, reason = rest.partition(" ")
             if cid not in {c.id for c in self.ctx.runner.cands.candidates}:
                 self.console.print(f"no hypothesis {cid!r} (see /hypotheses)")
             else:
-                self.ctx.inbox.append({"kind": command[1:], "candidate": cid,
-                                       "reason": reason.strip()})
+                self.ctx.inbox.append(
+                    {"kind": command[1:], "candidate": cid, "reason": reason.strip()}
+                )
                 self.console.print(f"{command[1:]} {cid}: applied at the next /run")
         elif command == "/suggest":
             self.suggest(rest.strip())
@@ -231,8 +271,11 @@ class Chat:
                 self.run()
         elif command == "/report":
             report = self.session / "report.md"
-            self.console.print(escape(report.read_text()) if report.exists() else
-                               f"not finished: phase {s.phase}, {s.launches} launches")
+            self.console.print(
+                escape(report.read_text())
+                if report.exists()
+                else f"not finished: phase {s.phase}, {s.launches} launches"
+            )
         else:
             self.console.print(f"unknown command {command}; /help lists them")
         return True
@@ -249,9 +292,12 @@ def _resumed(console: Console, session: Path, yes: bool) -> Chat:
     state = InvestigationState.model_validate(values)
     target = Path(state.config_path)
     config = load_config(target)
-    ctx = Context(runner=Runner(config, target, target_candidates(config, target)),
-                  transcript=Transcript(session / "transcript.jsonl", echo=_echo(console)),
-                  repo=open_repo(target_repo(config, target)), approve=not yes)
+    ctx = Context(
+        runner=Runner(config, target, target_candidates(config, target)),
+        transcript=Transcript(session / "transcript.jsonl", echo=_echo(console)),
+        repo=open_repo(target_repo(config, target)),
+        approve=not yes,
+    )
     ctx.transcript.event("chat", "thought", f"chat resumed the session at phase {state.phase}")
     return Chat(console, state, ctx, yes, started=True)
 
@@ -276,8 +322,13 @@ def _ask_symptom(console: Console) -> str:
             console.print(f"[red]{escape(str(e))}[/red]")
 
 
-def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
-         resume: str | None = None, llm: LLMOptions | None = None) -> None:
+def chat(
+    symptom: str | None,
+    yes: bool,
+    lab_dir: Path | None,
+    resume: str | None = None,
+    llm: LLMOptions | None = None,
+) -> None:
     console = Console(highlight=False, soft_wrap=True)
     if resume:
         from agent.sessions import find_session
@@ -288,9 +339,14 @@ def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
             symptom = _ask_symptom(console)
         target_dir, _ = _target(Path.cwd(), lab_dir, console)
         load_config(target_dir)
-        state, ctx = open_session(target_dir, symptom,
-                                  sessions_root(Path.cwd(), target_dir).resolve(),
-                                  echo=_echo(console), approve=not yes, llm=llm)
+        state, ctx = open_session(
+            target_dir,
+            symptom,
+            sessions_root(Path.cwd(), target_dir).resolve(),
+            echo=_echo(console),
+            approve=not yes,
+            llm=llm,
+        )
         session = Chat(console, state, ctx, yes)
     console.print(f"session {session.session.name}. /help for commands; /run starts.")
     try:
@@ -305,7 +361,9 @@ def chat(symptom: str | None, yes: bool, lab_dir: Path | None,
             except ToolError as e:
                 console.print(f"[red]error:[/red] {escape(str(e))}")
         state = session.current()
-        console.print(f"left session {session.session.name} at phase {state.phase} "
-                      f"({state.launches} launches)")
+        console.print(
+            f"left session {session.session.name} at phase {state.phase} "
+            f"({state.launches} launches)"
+        )
     finally:
         session.connection.close()

@@ -9,13 +9,28 @@ from typing import Any
 from tools.secrets import mask
 
 STATE_TYPES = [
-    ("agent.state", name) for name in (
-        "InvestigationState", "Config", "Launch", "Hypothesis", "Task", "Request", "Finding",
-        "Confirmation", "Claim")
-] + [("agent.relevance", "Facts"), ("agent.relevance", "Relevance"),
-     ("agent.symptom", "Symptom"), ("tools.repo.candidates", "Candidate"),
-     ("tools.proc.import_trace", "ImportTrace"), ("tools.proc.worker_env", "WorkerEnv"),
-     ("tools.proc.worker_env", "ProcessEnv"), ("tools.gpu.info", "GpuInfo")]
+    ("agent.state", name)
+    for name in (
+        "InvestigationState",
+        "Config",
+        "Launch",
+        "Hypothesis",
+        "Task",
+        "Request",
+        "Finding",
+        "Confirmation",
+        "Claim",
+    )
+] + [
+    ("agent.relevance", "Facts"),
+    ("agent.relevance", "Relevance"),
+    ("agent.symptom", "Symptom"),
+    ("tools.repo.candidates", "Candidate"),
+    ("tools.proc.import_trace", "ImportTrace"),
+    ("tools.proc.worker_env", "WorkerEnv"),
+    ("tools.proc.worker_env", "ProcessEnv"),
+    ("tools.gpu.info", "GpuInfo"),
+]
 
 
 def saver(connection: sqlite3.Connection):

@@ -33,29 +33,39 @@ SymptomOpt = Annotated[str | None, typer.Option(help='What got worse, e.g. "veri
 @app.command()
 def investigate(
     symptom: SymptomOpt = None,
-    resume: Annotated[str | None, typer.Option(help="Continue a killed session (its id).")
-                      ] = None,
-    good: Annotated[str | None, typer.Option(help="Known-good git ref (default: the "
-                                             "config's).")] = None,
-    max_launches: Annotated[int | None, typer.Option(min=2, help="Budget: server launches "
-                                                     "(default: [budget] or 40).")] = None,
-    max_minutes: Annotated[float | None, typer.Option(help="Budget: wall time (default: "
-                                                      "[budget] or 60).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result object last.")
-                       ] = False,
-    lab_dir: Annotated[Path | None, typer.Option(
-        help="Where to build the seed lab when there is no debug-agent.toml here "
-             "(default: a temporary folder).")] = None,
-    llm_base_url: Annotated[str | None, typer.Option(
-        help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL).")] = None,
-    llm_model: Annotated[str | None, typer.Option(help="Its model; enables the LLM reasoner.")
-                         ] = None,
-    max_llm_calls: Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")
-                             ] = None,
-    max_llm_cost: Annotated[float | None, typer.Option(help="Budget: model cost in USD.")
-                            ] = None,
-    llm_replay: Annotated[str | None, typer.Option(
-        help="Play back the model answers of a saved session (no endpoint needed).")] = None,
+    resume: Annotated[str | None, typer.Option(help="Continue a killed session (its id).")] = None,
+    good: Annotated[
+        str | None, typer.Option(help="Known-good git ref (default: the config's).")
+    ] = None,
+    max_launches: Annotated[
+        int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
+    ] = None,
+    max_minutes: Annotated[
+        float | None, typer.Option(help="Budget: wall time (default: [budget] or 60).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result object last.")] = False,
+    lab_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where to build the seed lab when there is no debug-agent.toml here "
+            "(default: a temporary folder)."
+        ),
+    ] = None,
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL)."
+        ),
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option(help="Its model; enables the LLM reasoner.")
+    ] = None,
+    max_llm_calls: Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")] = None,
+    max_llm_cost: Annotated[float | None, typer.Option(help="Budget: model cost in USD.")] = None,
+    llm_replay: Annotated[
+        str | None,
+        typer.Option(help="Play back the model answers of a saved session (no endpoint needed)."),
+    ] = None,
 ) -> None:
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
@@ -77,23 +87,35 @@ def investigate(
         from tools.folders import sessions_root
 
         replay = find_session(llm_replay, sessions_root(Path.cwd(), None))
-    run(symptom, Path.cwd(), good, max_launches, max_minutes, as_json, lab_dir,
-        LLMOptions(base_url=llm_base_url, model=llm_model, max_calls=max_llm_calls,
-                   max_cost=max_llm_cost, replay=replay))
+    run(
+        symptom,
+        Path.cwd(),
+        good,
+        max_launches,
+        max_minutes,
+        as_json,
+        lab_dir,
+        LLMOptions(
+            base_url=llm_base_url,
+            model=llm_model,
+            max_calls=max_llm_calls,
+            max_cost=max_llm_cost,
+            replay=replay,
+        ),
+    )
 
 
 @app.command()
 def chat(
     symptom: SymptomOpt = None,
-    resume: Annotated[str | None, typer.Option(help="Continue any saved session (its id).")
-                      ] = None,
+    resume: Annotated[str | None, typer.Option(help="Continue any saved session (its id).")] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Launch without asking.")] = False,
-    lab_dir: Annotated[Path | None, typer.Option(help="Where to build the seed lab when "
-                                                 "there is no debug-agent.toml here.")] = None,
-    llm_base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")
-                            ] = None,
-    llm_model: Annotated[str | None, typer.Option(help="Its model: free text in the chat.")
-                         ] = None,
+    lab_dir: Annotated[
+        Path | None,
+        typer.Option(help="Where to build the seed lab when there is no debug-agent.toml here."),
+    ] = None,
+    llm_base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint.")] = None,
+    llm_model: Annotated[str | None, typer.Option(help="Its model: free text in the chat.")] = None,
 ) -> None:
     """An interactive investigation: slash commands, approval before every launch."""
     from agent.chat import chat as run_chat

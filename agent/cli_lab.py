@@ -9,33 +9,46 @@ import typer
 
 from tools.errors import ToolError
 
-lab_app = typer.Typer(help="Lab targets: SGLang-shaped repos with known regressions.",
-                      no_args_is_help=True, rich_markup_mode=None)
+lab_app = typer.Typer(
+    help="Lab targets: SGLang-shaped repos with known regressions.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 @lab_app.command("create")
 def lab_create(
-    kind: Annotated[str, typer.Argument(help="seed | random | transformers (a copy of the "
-                                         "installed transformers) | tp (2 ranks; torch)")],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="seed | random | transformers (a copy of the "
+            "installed transformers) | tp (2 ranks; torch)"
+        ),
+    ],
     directory: Annotated[Path, typer.Argument(help="A new or empty folder.")],
     seed: Annotated[int | None, typer.Option(help="Scenario seed (random labs).")] = None,
-    noise: Annotated[float | None, typer.Option(
-        help="Coefficient of variation of each forward's time (default 0.02).")] = None,
+    noise: Annotated[
+        float | None,
+        typer.Option(help="Coefficient of variation of each forward's time (default 0.02)."),
+    ] = None,
 ) -> None:
     """Build a lab: good state committed, the scenario's changes left uncommitted."""
     from tools.lab.create import create_lab
 
     info = create_lab(kind, directory, seed=seed, noise=noise)
-    typer.echo(f"created {info.kind} lab in {info.path}: {info.changes} uncommitted change(s); "
-               f"config {info.config}")
+    typer.echo(
+        f"created {info.kind} lab in {info.path}: {info.changes} uncommitted change(s); "
+        f"config {info.config}"
+    )
 
 
 @lab_app.command("serve")
 def lab_serve(
     directory: Annotated[Path, typer.Argument(help="A lab folder.")],
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1.")] = 30000,
-    no_spec: Annotated[bool, typer.Option("--no-spec", help="Serve without speculative "
-                                          "decoding.")] = False,
+    no_spec: Annotated[
+        bool, typer.Option("--no-spec", help="Serve without speculative decoding.")
+    ] = False,
 ) -> None:
     """Run the lab's SGLang command line in the foreground (Ctrl-C stops every process)."""
     from tools.lab.serve import lab_command, serve_lab
@@ -59,10 +72,11 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
 @lab_app.command("bench")
 def lab_bench(
     scenarios: Annotated[int, typer.Option(min=1, help="How many generated scenarios.")] = 30,
-    seed: Annotated[int, typer.Option(help="Seed of the first scenario (then seed+1, ...).")
-                    ] = 1,
-    noise: Annotated[float | None, typer.Option(help="Coefficient of variation of each "
-                                                "forward's time (default 0.02).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the first scenario (then seed+1, ...).")] = 1,
+    noise: Annotated[
+        float | None,
+        typer.Option(help="Coefficient of variation of each forward's time (default 0.02)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
@@ -76,21 +90,35 @@ def lab_bench(
     console = Console(stderr=True)
 
     def progress(s) -> None:
-        console.print(f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
-                      f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches})")
+        console.print(
+            f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
+            f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches})"
+        )
 
     scores, summary = run_bench(scenarios, seed, noise, on_score=None if as_json else progress)
     if as_json:
-        typer.echo(json.dumps({"scenarios": [s.model_dump() for s in scores],
-                               "summary": summary}, indent=2))
+        typer.echo(
+            json.dumps(
+                {"scenarios": [s.model_dump() for s in scores], "summary": summary}, indent=2
+            )
+        )
         return
-    table = Table(title=f"{scenarios} scenarios from seed {seed}, noise CV "
-                        f"{noise if noise is not None else 0.02:g}")
-    for col in ("seed", "scenario", "cands", "outcome", "status", "launches", "bisect",
-                "ddmin"):
+    table = Table(
+        title=f"{scenarios} scenarios from seed {seed}, noise CV "
+        f"{noise if noise is not None else 0.02:g}"
+    )
+    for col in ("seed", "scenario", "cands", "outcome", "status", "launches", "bisect", "ddmin"):
         table.add_column(col)
     for s in scores:
-        table.add_row(str(s.seed), s.scenario, str(s.candidates), s.outcome, s.status,
-                      str(s.launches), str(s.bisect_launches), str(s.ddmin_launches))
+        table.add_row(
+            str(s.seed),
+            s.scenario,
+            str(s.candidates),
+            s.outcome,
+            s.status,
+            str(s.launches),
+            str(s.bisect_launches),
+            str(s.ddmin_launches),
+        )
     Console().print(table)
     Console().print(summary)

@@ -7,11 +7,13 @@ from typing import Annotated
 
 import typer
 
-DirOpt = Annotated[Path | None, typer.Option("--dir", help="The sessions folder (default: "
-                                             "./sessions).")]
+DirOpt = Annotated[
+    Path | None, typer.Option("--dir", help="The sessions folder (default: ./sessions).")
+]
 
-sessions_app = typer.Typer(help="Saved sessions.", invoke_without_command=True,
-                         rich_markup_mode=None)
+sessions_app = typer.Typer(
+    help="Saved sessions.", invoke_without_command=True, rich_markup_mode=None
+)
 
 
 def _root(directory: Path | None) -> Path:
@@ -21,9 +23,11 @@ def _root(directory: Path | None) -> Path:
 
 
 @sessions_app.callback()
-def sessions(ctx: typer.Context, directory: DirOpt = None,
-             as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False
-             ) -> None:
+def sessions(
+    ctx: typer.Context,
+    directory: DirOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list.")] = False,
+) -> None:
     """List saved sessions, newest first (a table on a terminal, tab-separated lines with
     whole ids in a pipe)."""
     if ctx.invoked_subcommand is not None:
@@ -70,14 +74,19 @@ def prune(directory: DirOpt = None) -> None:
 
 def replay(
     session: Annotated[str, typer.Argument(help="A session id (or its folder).")],
-    plain: Annotated[bool, typer.Option("--plain", help="Everything, unstyled, for pipes.")
-                     ] = False,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="Everything, unstyled, for pipes.")
+    ] = False,
     step: Annotated[bool, typer.Option("--step", help="Wait for Enter between steps.")] = False,
-    only: Annotated[str | None, typer.Option(help="hypotheses | experiments | verdicts")
-                    ] = None,
+    only: Annotated[str | None, typer.Option(help="hypotheses | experiments | verdicts")] = None,
     at: Annotated[int, typer.Option(min=1, help="Start at step (seq) N.")] = 1,
-    rerun: Annotated[bool, typer.Option("--rerun", help="Re-measure its calibration and "
-                                        "confirmation here, in a new linked session.")] = False,
+    rerun: Annotated[
+        bool,
+        typer.Option(
+            "--rerun",
+            help="Re-measure its calibration and confirmation here, in a new linked session.",
+        ),
+    ] = False,
     directory: DirOpt = None,
 ) -> None:
     """Step through a saved session: reasoning, tool calls, observations, verdicts."""
@@ -87,8 +96,11 @@ def replay(
         from agent.rerun import rerun as rerun_session
         from agent.sessions import find_session
 
-        result = rerun_session(find_session(session, _root(directory)), _root(directory),
-                               echo=lambda node, kind, text: typer.echo(text, err=True))
+        result = rerun_session(
+            find_session(session, _root(directory)),
+            _root(directory),
+            echo=lambda node, kind, text: typer.echo(text, err=True),
+        )
         typer.echo(json.dumps(result, indent=2))
         raise typer.Exit(0 if result["holds"] else 3)
     from agent.replay import ONLY, header_lines, steps
@@ -122,8 +134,9 @@ def replay(
 
 def report(
     session: Annotated[str, typer.Argument(help="A session id (or its folder).")],
-    html: Annotated[bool, typer.Option("--html", help="Also write a self-contained HTML page.")
-                    ] = False,
+    html: Annotated[
+        bool, typer.Option("--html", help="Also write a self-contained HTML page.")
+    ] = False,
     directory: DirOpt = None,
 ) -> None:
     """The session as Markdown (and HTML with a chart of the metric per experiment)."""
@@ -139,8 +152,10 @@ def report(
         if not report_md.exists():
             from tools.errors import ToolError
 
-            raise ToolError(f"session {path.name} has no report yet (it did not finish; "
-                            "resume it with 'debug-agent investigate --resume')")
+            raise ToolError(
+                f"session {path.name} has no report yet (it did not finish; "
+                "resume it with 'debug-agent investigate --resume')"
+            )
         typer.echo(report_md.read_text())
 
 

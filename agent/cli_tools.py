@@ -11,8 +11,9 @@ import typer
 
 from tools.errors import ToolError
 
-ConfigOpt = Annotated[Path, typer.Option("--config", help="The target config (default: "
-                                         "./debug-agent.toml).")]
+ConfigOpt = Annotated[
+    Path, typer.Option("--config", help="The target config (default: ./debug-agent.toml).")
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
@@ -24,8 +25,10 @@ def _load(config_path: Path):
     config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
     cands = target_candidates(config, config_dir)
     if not cands.candidates:
-        raise ToolError(f"no difference between the working tree and the good ref "
-                        f"{config.target.good!r}, and no env or arg difference: nothing to test")
+        raise ToolError(
+            f"no difference between the working tree and the good ref "
+            f"{config.target.good!r}, and no env or arg difference: nothing to test"
+        )
     return config, config_dir, cands
 
 
@@ -60,8 +63,16 @@ def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False)
 
     cands = mask(_load(config)[2])
     if as_json:
-        typer.echo(json.dumps({"good": cands.good, "good_sha": cands.good_sha,
-                               "candidates": [c.summary() for c in cands.candidates]}, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "good": cands.good,
+                    "good_sha": cands.good_sha,
+                    "candidates": [c.summary() for c in cands.candidates],
+                },
+                indent=2,
+            )
+        )
         return
     from agent.views import candidates_table
 
@@ -69,21 +80,31 @@ def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False)
 
 
 def experiment(
-    revert: Annotated[list[str], typer.Option(help="Candidate ids to undo (comma-separated "
-                                              "or repeated); starts from the bad state.")] = [],  # noqa: B006
-    apply: Annotated[list[str], typer.Option(help="Candidate ids to add to the good state.")
-                     ] = [],  # noqa: B006
-    env: Annotated[list[str], typer.Option(help="Extra env for the server, NAME=VALUE.")
-                   ] = [],  # noqa: B006
-    arg: Annotated[list[str], typer.Option(help='Extra server args, e.g. "--attention-backend '
-                                           'flashinfer".')] = [],  # noqa: B006
-    samples: Annotated[int | None, typer.Option(min=1, help="Benchmark requests per launch "
-                                                "(default: the config's bench.requests).")] = None,
+    revert: Annotated[
+        list[str],
+        typer.Option(
+            help="Candidate ids to undo (comma-separated or repeated); starts from the bad state."
+        ),
+    ] = [],  # noqa: B006
+    apply: Annotated[list[str], typer.Option(help="Candidate ids to add to the good state.")] = [],  # noqa: B006
+    env: Annotated[list[str], typer.Option(help="Extra env for the server, NAME=VALUE.")] = [],  # noqa: B006
+    arg: Annotated[
+        list[str], typer.Option(help='Extra server args, e.g. "--attention-backend flashinfer".')
+    ] = [],  # noqa: B006
+    samples: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Benchmark requests per launch (default: the config's bench.requests)."
+        ),
+    ] = None,
     launches: Annotated[int, typer.Option(min=1, help="Launches (replicates).")] = 1,
-    metric: Annotated[str | None, typer.Option(help="verify_ms | tok_s | tpot_ms | ttft_ms | "
-                                               "accept_len (default: from the symptom).")] = None,
-    out: Annotated[Path | None, typer.Option(help="Folder for logs and the applied patch.")
-                   ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            help="verify_ms | tok_s | tpot_ms | ttft_ms | accept_len (default: from the symptom)."
+        ),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for logs and the applied patch.")] = None,
     config: ConfigOpt = Path("debug-agent.toml"),
     as_json: JsonOpt = False,
 ) -> None:
@@ -94,15 +115,30 @@ def experiment(
     from tools.secrets import mask
 
     target, config_dir, cands = _load(config)
-    spec = ExperimentSpec(reverted=_split_ids(revert), applied=_split_ids(apply),
-                          env=_parse_env(env), args=[_checked_arg(a) for a in arg])
+    spec = ExperimentSpec(
+        reverted=_split_ids(revert),
+        applied=_split_ids(apply),
+        env=_parse_env(env),
+        args=[_checked_arg(a) for a in arg],
+    )
     cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
     run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(cands.repo)), "experiment")
     name = metric or _default_metric(target)
-    with experiment_progress(enabled=not as_json, requests=samples or target.bench.requests,
-                             launches=launches) as progress:
-        result = run_experiment(target, config_dir, cands, spec, name, run_dir, samples,
-                                launches, on_phase=progress.phase, on_request=progress.request)
+    with experiment_progress(
+        enabled=not as_json, requests=samples or target.bench.requests, launches=launches
+    ) as progress:
+        result = run_experiment(
+            target,
+            config_dir,
+            cands,
+            spec,
+            name,
+            run_dir,
+            samples,
+            launches,
+            on_phase=progress.phase,
+            on_request=progress.request,
+        )
     result = mask(result)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -166,17 +202,33 @@ def logs_parse(
 
 
 def paths(
-    files: Annotated[list[str] | None, typer.Argument(
-        help="Files to judge (default: the changed files of ./debug-agent.toml's target).")
-                     ] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Files to judge (default: the changed files of ./debug-agent.toml's target)."
+        ),
+    ] = None,
     log: Annotated[Path | None, typer.Option(help="The server's startup log.")] = None,
-    repo: Annotated[Path | None, typer.Option(help="The SGLang source: a checkout or an "
-                                              "unpacked wheel (default: the target repo).")] = None,
-    arch: Annotated[str | None, typer.Option(help="The model architecture, if the log does "
-                                             "not say (e.g. DeepseekV3ForCausalLM).")] = None,
-    gpu: Annotated[str | None, typer.Option(help="The server's GPU, if the log does not say: "
-                                            "sm120, 9.0, gfx942, cuda, hip, npu, or 'local' "
-                                            "(ask nvidia-smi / ROCm here).")] = None,
+    repo: Annotated[
+        Path | None,
+        typer.Option(
+            help="The SGLang source: a checkout or an unpacked wheel (default: the target repo)."
+        ),
+    ] = None,
+    arch: Annotated[
+        str | None,
+        typer.Option(
+            help="The model architecture, if the log does not say (e.g. DeepseekV3ForCausalLM)."
+        ),
+    ] = None,
+    gpu: Annotated[
+        str | None,
+        typer.Option(
+            help="The server's GPU, if the log does not say: "
+            "sm120, 9.0, gfx942, cuda, hip, npu, or 'local' "
+            "(ask nvidia-smi / ROCm here)."
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
@@ -199,8 +251,9 @@ def paths(
             raise ToolError(f"no such log file: {log}")
         server_args = parse_log_file(log).server_args
         text = log.read_text(errors="replace")
-        line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row),
-                    None)
+        line = next(
+            (n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None
+        )
     if arch is None:
         found = re.search(r"Load weight end\. type=(\w+)", text)
         arch = found.group(1) if found else None
@@ -209,8 +262,11 @@ def paths(
         if device is None:
             raise ToolError("--gpu local: neither nvidia-smi nor ROCm's tools answered here")
     else:  # an explicit value wins over what the log shows
-        device = parse_gpu_option(gpu) if gpu else (
-            gpu_from_log(text, f"log {log.name}") if log is not None else None)
+        device = (
+            parse_gpu_option(gpu)
+            if gpu
+            else (gpu_from_log(text, f"log {log.name}") if log is not None else None)
+        )
     report = classify(files, package_root(repo), server_args, line, arch, device)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
@@ -224,10 +280,8 @@ def paths(
 
 
 def init(
-    model: Annotated[str | None, typer.Option(help="The model path for an SGLang launch.")
-                     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")
-                     ] = False,
+    model: Annotated[str | None, typer.Option(help="The model path for an SGLang launch.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")] = False,
 ) -> None:
     """Write a commented debug-agent.toml for the git repository here."""
     from tools.init_config import write_config
@@ -241,8 +295,10 @@ def check(config: ConfigOpt = Path("debug-agent.toml")) -> None:
     from tools.init_config import check_config
 
     report = check_config(config)
-    typer.echo(f"ok: {report.config}: repo {report.repo}, good {report.good} "
-               f"({report.good_sha[:10]}), launch {report.launch[0] if report.launch else '?'}")
+    typer.echo(
+        f"ok: {report.config}: repo {report.repo}, good {report.good} "
+        f"({report.good_sha[:10]}), launch {report.launch[0] if report.launch else '?'}"
+    )
 
 
 def register_tool_commands(app: typer.Typer) -> None:

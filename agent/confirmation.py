@@ -31,9 +31,11 @@ def start(state: InvestigationState) -> None:
         culprits=culprits,
         revert_key=ensure_config(state, everything - set(culprits)).key,
         apply_key=ensure_config(state, set(culprits)).key,
-        drop_keys={m: ensure_config(state, set(culprits) - {m}).key
-                   for m in culprits} if len(culprits) > 1 else {},
-        rounds=(state.confirmation.rounds + 1) if state.confirmation else 1)
+        drop_keys={m: ensure_config(state, set(culprits) - {m}).key for m in culprits}
+        if len(culprits) > 1
+        else {},
+        rounds=(state.confirmation.rounds + 1) if state.confirmation else 1,
+    )
 
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
@@ -46,8 +48,10 @@ def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool
     config = state.configs[key]
     if not config.values:
         return True
-    return (_verdict(state, key, apply_side) == "unknown"
-            and len(config.values) < MAX_LAUNCHES_PER_CONFIG)
+    return (
+        _verdict(state, key, apply_side) == "unknown"
+        and len(config.values) < MAX_LAUNCHES_PER_CONFIG
+    )
 
 
 def _launch(state: InvestigationState, key: str, why: str) -> Request:
@@ -64,22 +68,27 @@ def plan(state: InvestigationState) -> Request | None:
         return _launch(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
     if _needs_launch(state, conf.apply_key, True):
         return _launch(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
-    for ref_key, key, apply_side in ((state.bad_key, conf.apply_key, True),
-                                     (state.good_key, conf.revert_key, False)):
+    for ref_key, key, apply_side in (
+        (state.bad_key, conf.apply_key, True),
+        (state.good_key, conf.revert_key, False),
+    ):
         ref = state.configs[ref_key]
         if len(ref.values) < 2 and _verdict(state, key, apply_side) == "partial":
             # a share of a gap whose end was measured once may be that launch's luck (a cold
             # first launch, an instrumented one): measure that end again before believing it
-            return request(state, ref_key, f"confirm: replicate {ref.label}, measured once, "
-                                           f"before taking {state.configs[key].label} as partial")
+            return request(
+                state,
+                ref_key,
+                f"confirm: replicate {ref.label}, measured once, "
+                f"before taking {state.configs[key].label} as partial",
+            )
     if not noise_is_measured(state):
         # replicates of the two counterfactuals (equal to the references) measure the noise
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
         return request(state, key, f"confirm: replicate {state.configs[key].label}")
     for member, key in conf.drop_keys.items():
         if _needs_launch(state, key, True):
-            return _launch(state, key, f"confirm: is {member} needed? apply all the others "
-                                       "to good")
+            return _launch(state, key, f"confirm: is {member} needed? apply all the others to good")
     return None
 
 
@@ -94,8 +103,11 @@ def conclude(state: InvestigationState) -> str:
     assert conf is not None
     reverted = _verdict(state, conf.revert_key, False)
     applied = _verdict(state, conf.apply_key, True)
-    kept = [cid for cid, h in state.hypotheses.items() if h.status == "open"
-            and cid not in conf.culprits]
+    kept = [
+        cid
+        for cid, h in state.hypotheses.items()
+        if h.status == "open" and cid not in conf.culprits
+    ]
     if reverted == "restored" and applied == "restored":
         unneeded = [m for m, key in conf.drop_keys.items() if not _needed(state, key)]
         if not unneeded:
@@ -103,8 +115,10 @@ def conclude(state: InvestigationState) -> str:
         for finding in state.findings:
             finding.ids = [cid for cid in finding.ids if cid not in unneeded]
         state.findings = [f for f in state.findings if f.ids]
-        state.notes.append(f"{', '.join(unneeded)} not needed: the others alone reproduce "
-                           "the regression on the good state")
+        state.notes.append(
+            f"{', '.join(unneeded)} not needed: the others alone reproduce "
+            "the regression on the good state"
+        )
         return "search" if conf.rounds < MAX_ROUNDS else "suspected"
     if conf.rounds >= MAX_ROUNDS:
         return "suspected"
@@ -119,23 +133,33 @@ def conclude(state: InvestigationState) -> str:
                 state.hypotheses[cid].prior *= 10
                 state.hypotheses[cid].reasons.append(
                     f"shares {', '.join(sorted(names & names_used(state, cid)))} with the "
-                    "culprit found")
-        state.tasks = [Task(kind="partner", ids=kept, low_key=conf.apply_key,
-                            high_key=state.bad_key)]
-        state.notes.append(f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
-                           "regression on the good state: searching for what it needs")
+                    "culprit found"
+                )
+        state.tasks = [
+            Task(kind="partner", ids=kept, low_key=conf.apply_key, high_key=state.bad_key)
+        ]
+        state.notes.append(
+            f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
+            "regression on the good state: searching for what it needs"
+        )
         return "search"
     dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
     if reverted in ("partial", "none") and (kept or dropped):
         ids = kept + dropped
         for cid in dropped:
             state.hypotheses[cid].status = "open"
-            state.hypotheses[cid].evidence.append("brought back: the kept candidates do not "
-                                                  "explain the whole regression")
+            state.hypotheses[cid].evidence.append(
+                "brought back: the kept candidates do not explain the whole regression"
+            )
         state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
-        state.tasks = [Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key,
-                            interference_checked=True)]
-        state.notes.append("reverting the culprits found leaves part of the regression: "
-                           "searching the rest, pruned candidates included")
+        state.tasks = [
+            Task(
+                ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True
+            )
+        ]
+        state.notes.append(
+            "reverting the culprits found leaves part of the regression: "
+            "searching the rest, pruned candidates included"
+        )
         return "search"
     return "suspected"

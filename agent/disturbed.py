@@ -31,22 +31,27 @@ def _worst(state: InvestigationState) -> tuple[Config, Launch, float, float, int
     """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
     from scipy import stats
 
-    counted = {key: [launch.value for launch in _counted(config)]
-               for key, config in state.configs.items()}
-    testable = [(key, i) for key, values in counted.items() if len(values) > MIN_OTHERS
-                for i in range(len(values))]
+    counted = {
+        key: [launch.value for launch in _counted(config)] for key, config in state.configs.items()
+    }
+    testable = [
+        (key, i)
+        for key, values in counted.items()
+        if len(values) > MIN_OTHERS
+        for i in range(len(values))
+    ]
     worst = None
     for key, i in testable:
-        others = counted[key][:i] + counted[key][i + 1:]
+        others = counted[key][:i] + counted[key][i + 1 :]
         noise = pooled_noise([others] + [values for k, values in counted.items() if k != key])
         if noise.df < MIN_DF:
             continue
         distance = abs(level([counted[key][i]]) - level(others))
-        p = float(2 * stats.t.sf(distance / (noise.sigma * math.sqrt(1 + 1 / len(others))),
-                                 noise.df))
+        p = float(
+            2 * stats.t.sf(distance / (noise.sigma * math.sqrt(1 + 1 / len(others))), noise.df)
+        )
         if worst is None or p < worst[2]:
-            worst = (state.configs[key], _counted(state.configs[key])[i], p, noise.sigma,
-                     noise.df)
+            worst = (state.configs[key], _counted(state.configs[key])[i], p, noise.sigma, noise.df)
     if worst is None or worst[2] > FAMILY_ALPHA / len(testable):
         return None
     return worst
@@ -64,7 +69,10 @@ def set_aside_disturbed(state: InvestigationState) -> list[str]:
         launch.disturbed = (
             f"{launch.value:.3g} is {ratio:.2f}x the mean of the configuration's other "
             f"{len(others)} launches ({', '.join(f'{v:.3g}' for v in others)}), {direction}; "
-            f"launch noise {sigma:.1%} from {df} df, p = {p:.1g}")
-        lines.append(f"set aside a disturbed launch of {config.label} (request {launch.request}): "
-                     f"{launch.disturbed}; it gets another launch")
+            f"launch noise {sigma:.1%} from {df} df, p = {p:.1g}"
+        )
+        lines.append(
+            f"set aside a disturbed launch of {config.label} (request {launch.request}): "
+            f"{launch.disturbed}; it gets another launch"
+        )
     return lines

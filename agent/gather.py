@@ -35,10 +35,14 @@ def facts_from(result: ExperimentResult, node_gpu: GpuInfo | None = None) -> Fac
     architectures = list((result.model_info or {}).get("architectures") or [])
     if not architectures:
         architectures = sorted(set(_LOADED_TYPE.findall(text)))[:1]
-    return Facts(server_args=parsed.server_args, server_args_line=args_line,
-                 architectures=architectures, trace=result.import_trace,
-                 workers=result.worker_env,
-                 gpu=gpu_from_log(text, f"server log {log.name}") or node_gpu)
+    return Facts(
+        server_args=parsed.server_args,
+        server_args_line=args_line,
+        architectures=architectures,
+        trace=result.import_trace,
+        workers=result.worker_env,
+        gpu=gpu_from_log(text, f"server log {log.name}") or node_gpu,
+    )
 
 
 def describe(state: InvestigationState) -> list[str]:
@@ -49,8 +53,13 @@ def describe(state: InvestigationState) -> list[str]:
     lines = []
     args = facts.server_args or {}
     if args:
-        keys = ["attention_backend", "speculative_algorithm", "tp_size", "model_path",
-                "disable_cuda_graph"]
+        keys = [
+            "attention_backend",
+            "speculative_algorithm",
+            "tp_size",
+            "model_path",
+            "disable_cuda_graph",
+        ]
         shown = ", ".join(f"{k}={args[k]!r}" for k in keys if k in args)
         lines.append(f"server log line {facts.server_args_line}: {shown}")
     if facts.architectures:
@@ -58,8 +67,10 @@ def describe(state: InvestigationState) -> list[str]:
     if facts.gpu:
         lines.append(f"GPU: {facts.gpu.describe()} ({facts.gpu.source})")
     if facts.trace:
-        lines.append(f"import trace: {len(facts.trace.files)} source files loaded by "
-                     f"{facts.trace.processes} processes")
+        lines.append(
+            f"import trace: {len(facts.trace.files)} source files loaded by "
+            f"{facts.trace.processes} processes"
+        )
     if facts.workers:
         roles: dict[str, int] = {}
         for proc in facts.workers.processes:

@@ -70,17 +70,26 @@ def build_graph(ctx: Context, checkpointer=None):
         everything = {c.id for c in s.candidates}
         s.bad_key = ensure_config(s, everything).key
         s.good_key = ensure_config(s, set()).key
-        log("gather", "tool_call", f"diff against {ctx.runner.config.target.good}: "
-            f"{len(s.candidates)} candidates", candidates=[c.summary() for c in s.candidates])
+        log(
+            "gather",
+            "tool_call",
+            f"diff against {ctx.runner.config.target.good}: {len(s.candidates)} candidates",
+            candidates=[c.summary() for c in s.candidates],
+        )
         request = s.next_request
         s.next_request += 1
         launch, result = ctx.runner.launch(s, s.configs[s.bad_key], request, trace=True)
         s.configs[s.bad_key].launches.append(launch)
         s.launches += 1
         s.facts = facts_from(result, node_gpu=result.gpu)
-        log("gather", "tool_result", f"bad state launched with the import trace: "
-            f"{s.metric} {launch.value:.3g} {s.symptom.unit}", log=launch.log,
-            samples=launch.samples)
+        log(
+            "gather",
+            "tool_result",
+            f"bad state launched with the import trace: "
+            f"{s.metric} {launch.value:.3g} {s.symptom.unit}",
+            log=launch.log,
+            samples=launch.samples,
+        )
         for line in describe(s):
             log("gather", "thought", line)
         s.phase = "hypothesize"
@@ -98,15 +107,24 @@ def build_graph(ctx: Context, checkpointer=None):
         if ctx.reasoner is not None:
             apply_rankings(s, ctx.reasoner.rank(s), log)
             s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
-        kept = sorted((h for h in s.hypotheses.values() if h.status == "open"),
-                      key=lambda h: -h.prior)
+        kept = sorted(
+            (h for h in s.hypotheses.values() if h.status == "open"), key=lambda h: -h.prior
+        )
         for rank, h in enumerate(kept):
-            log("hypothesize", "hypothesis", f"kept {h.candidate} (prior {h.prior:.2g}: "
-                f"{'; '.join(h.reasons)})", candidate=h.candidate, prior=h.prior,
-                quiet=rank >= SHOWN_EACH)
+            log(
+                "hypothesize",
+                "hypothesis",
+                f"kept {h.candidate} (prior {h.prior:.2g}: {'; '.join(h.reasons)})",
+                candidate=h.candidate,
+                prior=h.prior,
+                quiet=rank >= SHOWN_EACH,
+            )
         if len(kept) > SHOWN_EACH:
-            log("hypothesize", "thought", f"... and {len(kept) - SHOWN_EACH} more kept "
-                "(every one in the transcript)")
+            log(
+                "hypothesize",
+                "thought",
+                f"... and {len(kept) - SHOWN_EACH} more kept (every one in the transcript)",
+            )
         s.phase = "calibrate"
         return _fields(s)
 
@@ -119,8 +137,11 @@ def build_graph(ctx: Context, checkpointer=None):
         while s.pending is None and s.phase not in ("report", "done"):
             if s.launches >= s.max_launches or time.time() > s.deadline or s.steps > MAX_STEPS:
                 s.status = s.status or "budget_exhausted"
-                log("plan", "thought", f"budget spent ({s.launches} launches): reporting what "
-                    "is known")
+                log(
+                    "plan",
+                    "thought",
+                    f"budget spent ({s.launches} launches): reporting what is known",
+                )
                 s.stopped_in = s.phase  # a raised budget (chat) goes on from here
                 s.phase = "report"
             elif s.phase == "calibrate":
@@ -129,13 +150,17 @@ def build_graph(ctx: Context, checkpointer=None):
                     _after_calibration(s)
             elif s.phase == "search":
                 s.pending = _drift_check(s) or search.plan(
-                    s, ctx.reasoner.choose if ctx.reasoner else None)
+                    s, ctx.reasoner.choose if ctx.reasoner else None
+                )
                 if s.pending is None:
                     if not s.findings:
                         s.status = "inconclusive"
                         s.phase = "report"
-                        log("plan", "thought", "the search found no candidate that restores "
-                            "any share of the gap")
+                        log(
+                            "plan",
+                            "thought",
+                            "the search found no candidate that restores any share of the gap",
+                        )
                     else:
                         confirmation.start(s)
                         s.phase = "confirm"
@@ -191,8 +216,12 @@ def build_graph(ctx: Context, checkpointer=None):
             return _fields(s)  # done before a crash: not launched twice
         launch, result = ctx.runner.launch(s, config, req.id)
         if result.retried:
-            log("experiment", "thought", f"{result.retried}; measured again on a new "
-                "connection (only that measurement counts)")
+            log(
+                "experiment",
+                "thought",
+                f"{result.retried}; measured again on a new "
+                "connection (only that measurement counts)",
+            )
         before = list(config.values)
         config.launches.append(launch)
         s.launches += 1
@@ -201,15 +230,27 @@ def build_graph(ctx: Context, checkpointer=None):
             s.since_reference = 0
             sigma = noise(s).sigma
             if before and abs(level([launch.value]) - level(before)) > 4 * sigma:
-                log("experiment", "thought", f"drift: {config.label} now measures "
+                log(
+                    "experiment",
+                    "thought",
+                    f"drift: {config.label} now measures "
                     f"{launch.value:.3g}, its earlier launches {sum(before) / len(before):.3g} "
-                    f"(more than 4 noise sigmas apart)")
+                    f"(more than 4 noise sigmas apart)",
+                )
         else:
             s.since_reference += 1
-        log("experiment", "experiment", f"launch {s.launches}: {config.label}: {s.metric} "
+        log(
+            "experiment",
+            "experiment",
+            f"launch {s.launches}: {config.label}: {s.metric} "
             f"{launch.value:.3g} {s.symptom.unit} (median of {len(launch.samples)} requests)",
-            config=config.label, held=config.ids, base=config.base, value=launch.value,
-            samples=launch.samples, log=launch.log)
+            config=config.label,
+            held=config.ids,
+            base=config.base,
+            value=launch.value,
+            samples=launch.samples,
+            log=launch.log,
+        )
         return _fields(s)
 
     def judge(state: InvestigationState) -> dict:
@@ -224,14 +265,28 @@ def build_graph(ctx: Context, checkpointer=None):
         if s.configs[s.good_key].values and req.key not in (s.bad_key, s.good_key):
             result = between(s, req.key, s.bad_key, s.good_key)
             n = noise(s)
-            level = {"restored": "at the good level", "none": "at the bad level",
-                     "partial": "in between", "unknown": "not clear yet"}[result.verdict]
-            effect = (f"reproduces {1 - result.r:.0%} of the regression" if config.base == "good"
-                      else f"restores {result.r:.0%} of the gap")
-            log("judge", "verdict", f"{config.label}: {effect}, {level} (p vs bad "
+            level = {
+                "restored": "at the good level",
+                "none": "at the bad level",
+                "partial": "in between",
+                "unknown": "not clear yet",
+            }[result.verdict]
+            effect = (
+                f"reproduces {1 - result.r:.0%} of the regression"
+                if config.base == "good"
+                else f"restores {result.r:.0%} of the gap"
+            )
+            log(
+                "judge",
+                "verdict",
+                f"{config.label}: {effect}, {level} (p vs bad "
                 f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, launch noise "
-                f"{n.sigma:.1%} on {n.df} df)", config=config.label, r=result.r,
-                verdict=result.verdict, launches=result.launches)
+                f"{n.sigma:.1%} on {n.df} df)",
+                config=config.label,
+                r=result.r,
+                verdict=result.verdict,
+                launches=result.launches,
+            )
         return _fields(s)
 
     def report(state: InvestigationState) -> dict:
@@ -240,16 +295,23 @@ def build_graph(ctx: Context, checkpointer=None):
         if ctx.reasoner is not None and s.result is not None:
             narrative = ctx.reasoner.narrate(s.result)
             s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
-            s.result["llm"] = {**s.llm, "claims": [c.model_dump() for c in s.claims],
-                               "narrative": narrative}
+            s.result["llm"] = {
+                **s.llm,
+                "claims": [c.model_dump() for c in s.claims],
+                "narrative": narrative,
+            }
             if narrative:
                 log("report", "thought", f"the model's narrative: {narrative}")
                 write_narrative(s, narrative)
         for cid, h in s.hypotheses.items():
             if h.status in ("confirmed", "suspected", "cleared"):
-                log("report", "hypothesis", f"{cid}: {h.status}"
-                    + (f" ({h.evidence[-1]})" if h.evidence else ""), candidate=cid,
-                    status=h.status)
+                log(
+                    "report",
+                    "hypothesis",
+                    f"{cid}: {h.status}" + (f" ({h.evidence[-1]})" if h.evidence else ""),
+                    candidate=cid,
+                    status=h.status,
+                )
         log("report", "thought", f"status {s.status}; report in {s.session_dir}/report.md")
         s.phase = "done"
         return _fields(s)

@@ -34,8 +34,13 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
         p = prior(c, state.metric, state.facts.server_args if state.facts else None)
         hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
         if c.kind == "hunk":
-            verdict = assess(c, state.facts, _good_source(repo, state.good_sha, c.file or ""),
-                             _bad_source(root, c.file or ""), root)
+            verdict = assess(
+                c,
+                state.facts,
+                _good_source(repo, state.good_sha, c.file or ""),
+                _bad_source(root, c.file or ""),
+                root,
+            )
         else:
             verdict = assess(c, state.facts, None, [])
         if verdict.on_path is False:
@@ -56,27 +61,36 @@ def dropped_summary(state: InvestigationState, examples: int = 3) -> list[str]:
     by_reason: dict[str, list[str]] = {}
     for verdict in state.dropped:
         by_reason.setdefault(verdict.reason, []).append(verdict.candidate)
-    return [f"dropped {len(ids)} candidate{'s' * (len(ids) > 1)}: {reason} (e.g. "
-            f"{', '.join(ids[:examples])}{', ...' if len(ids) > examples else ''})"
-            for reason, ids in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))]
+    return [
+        f"dropped {len(ids)} candidate{'s' * (len(ids) > 1)}: {reason} (e.g. "
+        f"{', '.join(ids[:examples])}{', ...' if len(ids) > examples else ''})"
+        for reason, ids in sorted(by_reason.items(), key=lambda kv: -len(kv[1]))
+    ]
 
 
 def _arrival(state: InvestigationState, c) -> list[str]:
     """Did the env vars this candidate sets reach the workers? Recorded either way."""
     if state.facts is None or state.facts.workers is None:
         return []
-    pairs = [(c.name, c.bad)] if c.kind == "env" and c.bad is not None else (
-        c.env_assignments() if c.kind == "hunk" else [])
+    pairs = (
+        [(c.name, c.bad)]
+        if c.kind == "env" and c.bad is not None
+        else (c.env_assignments() if c.kind == "hunk" else [])
+    )
     said = []
     for name, value in pairs:
         arrival = env_arrival(name or "", value or "", state.facts.workers)
         if arrival is None:
-            text = (f"{c.id} sets {name}={value}: the workers' environment was not read for "
-                    f"{name}, so whether it arrived is unknown")
+            text = (
+                f"{c.id} sets {name}={value}: the workers' environment was not read for "
+                f"{name}, so whether it arrived is unknown"
+            )
         else:
             got, total = arrival
-            text = (f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
-                    f"{got}/{total} scheduler processes (worker env of the first bad launch)")
+            text = (
+                f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
+                f"{got}/{total} scheduler processes (worker env of the first bad launch)"
+            )
         state.hypotheses[c.id].evidence.append(text)
         said.append(text)
     return said

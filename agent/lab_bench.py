@@ -64,7 +64,7 @@ def ddmin_launches(n: int, culprits: set[int], together: bool) -> int:
     changes, granularity = list(range(n)), 2
     while len(changes) >= 2:
         size = math.ceil(len(changes) / granularity)
-        parts = [changes[i:i + size] for i in range(0, len(changes), size)]
+        parts = [changes[i : i + size] for i in range(0, len(changes), size)]
         for part in parts:
             if fails(frozenset(part)):
                 changes, granularity = part, 2
@@ -88,8 +88,7 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
     truth = load_truth(lab)
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
-    result = run_investigation(lab, "verify 29ms", work / "sessions", "random",
-                               max_launches=40)
+    result = run_investigation(lab, "verify 29ms", work / "sessions", "random", max_launches=40)
     named, wanted = _named_keys(result, by_id), _truth_keys(truth)
     if result["status"] in ("confirmed", "suspected") and named:
         outcome = "correct" if truth.regression and named == wanted else "wrong"
@@ -101,14 +100,22 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
     positions = {i for i, key in enumerate(order) if key in wanted}
     together = truth.scenario.endswith(":pair")
     return ScenarioScore(
-        seed=seed, scenario=truth.scenario, candidates=len(cands.candidates), outcome=outcome,
-        status=result["status"], named=sorted(named), truth=sorted(wanted),
-        launches=result["launches"], bisect_launches=bisect_launches(len(cands.candidates)),
-        ddmin_launches=ddmin_launches(len(cands.candidates), positions, together))
+        seed=seed,
+        scenario=truth.scenario,
+        candidates=len(cands.candidates),
+        outcome=outcome,
+        status=result["status"],
+        named=sorted(named),
+        truth=sorted(wanted),
+        launches=result["launches"],
+        bisect_launches=bisect_launches(len(cands.candidates)),
+        ddmin_launches=ddmin_launches(len(cands.candidates), positions, together),
+    )
 
 
-def run_bench(scenarios: int, seed: int, noise: float | None,
-              on_score=None) -> tuple[list[ScenarioScore], dict]:
+def run_bench(
+    scenarios: int, seed: int, noise: float | None, on_score=None
+) -> tuple[list[ScenarioScore], dict]:
     scores = []
     with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp:
         for i in range(scenarios):

@@ -89,8 +89,12 @@ def replicate(state: InvestigationState, key: str, why: str) -> Request:
     refs = sorted((state.bad_key, state.good_key), key=lambda k: len(state.configs[k].values))
     ref = state.configs[refs[0]]
     if len(ref.values) < len(state.configs[key].values):
-        return request(state, ref.key, f"replicate {ref.label} (measured {len(ref.values)}x) "
-                                       f"before judging {state.configs[key].label} again")
+        return request(
+            state,
+            ref.key,
+            f"replicate {ref.label} (measured {len(ref.values)}x) "
+            f"before judging {state.configs[key].label} again",
+        )
     return request(state, key, why)
 
 

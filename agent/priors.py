@@ -14,23 +14,88 @@ from tools.repo.candidates import Candidate
 
 # symptom metric -> (path words, changed-code words) that point at its code path
 PATHS = {
-    "verify_ms": (("distributed", "speculative", "eagle", "attention", "model_runner",
-                   "cuda_graph", "communicator", "nccl", "models/"),
-                  ("all_reduce", "allreduce", "nccl", "verify", "draft", "spec", "cuda_graph",
-                   "graph", "attn", "attention", "extend", "forward", "launch", "backend")),
-    "tpot_ms": (("distributed", "attention", "model_runner", "cuda_graph", "communicator",
-                 "models/", "scheduler"),
-                ("all_reduce", "allreduce", "nccl", "decode", "cuda_graph", "graph", "attn",
-                 "forward", "backend")),
-    "ttft_ms": (("attention", "model_runner", "scheduler", "models/", "tokenizer"),
-                ("prefill", "extend", "chunk", "attn", "forward", "backend")),
+    "verify_ms": (
+        (
+            "distributed",
+            "speculative",
+            "eagle",
+            "attention",
+            "model_runner",
+            "cuda_graph",
+            "communicator",
+            "nccl",
+            "models/",
+        ),
+        (
+            "all_reduce",
+            "allreduce",
+            "nccl",
+            "verify",
+            "draft",
+            "spec",
+            "cuda_graph",
+            "graph",
+            "attn",
+            "attention",
+            "extend",
+            "forward",
+            "launch",
+            "backend",
+        ),
+    ),
+    "tpot_ms": (
+        (
+            "distributed",
+            "attention",
+            "model_runner",
+            "cuda_graph",
+            "communicator",
+            "models/",
+            "scheduler",
+        ),
+        (
+            "all_reduce",
+            "allreduce",
+            "nccl",
+            "decode",
+            "cuda_graph",
+            "graph",
+            "attn",
+            "forward",
+            "backend",
+        ),
+    ),
+    "ttft_ms": (
+        ("attention", "model_runner", "scheduler", "models/", "tokenizer"),
+        ("prefill", "extend", "chunk", "attn", "forward", "backend"),
+    ),
 }
 _NUMBER = re.compile(r"\d+\.\d+|\b\d+\b")
 _STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
 _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _LOG_CALL = re.compile(r"^\s*(logger|logging|log)\.\w+\(|^\s*print\(")
-_BUILTINS = {"range", "len", "enumerate", "zip", "list", "dict", "set", "tuple", "sorted", "min",
-             "max", "sum", "any", "all", "int", "float", "str", "bool", "isinstance", "reversed"}
+_BUILTINS = {
+    "range",
+    "len",
+    "enumerate",
+    "zip",
+    "list",
+    "dict",
+    "set",
+    "tuple",
+    "sorted",
+    "min",
+    "max",
+    "sum",
+    "any",
+    "all",
+    "int",
+    "float",
+    "str",
+    "bool",
+    "isinstance",
+    "reversed",
+}
 # NCCL variables that only change what NCCL logs, never how it communicates
 LOGGING_ONLY_ENV = {"NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE", "SGLANG_LOG_LEVEL"}
 
@@ -42,8 +107,11 @@ class Prior(BaseModel):
 
 
 def _changed(c: Candidate) -> list[str]:
-    return [row[1:] for row in c.patch.splitlines()[3:] if row[:1] in "+-" and row[1:].strip()
-            and not row[1:].lstrip().startswith("#")]
+    return [
+        row[1:]
+        for row in c.patch.splitlines()[3:]
+        if row[:1] in "+-" and row[1:].strip() and not row[1:].lstrip().startswith("#")
+    ]
 
 
 def _in_effect(c: Candidate, server_args: dict | None) -> list[str]:
@@ -52,8 +120,11 @@ def _in_effect(c: Candidate, server_args: dict | None) -> list[str]:
         return []
     added = " ".join(r[1:] for r in c.patch.splitlines()[3:] if r.startswith("+"))
     literals = {m.strip("'\"") for m in _STRING.findall(added)}
-    return sorted(f"{key}={value!r}" for key, value in server_args.items()
-                  if isinstance(value, str) and len(value) >= 4 and value in literals)
+    return sorted(
+        f"{key}={value!r}"
+        for key, value in server_args.items()
+        if isinstance(value, str) and len(value) >= 4 and value in literals
+    )
 
 
 def prior(c: Candidate, metric: str, server_args: dict | None = None) -> Prior:
@@ -108,10 +179,16 @@ def _tokens(lines: list[str]) -> tuple[list[str], list[str], set[str]]:
 
 
 def _looks_like_refactor(c: Candidate) -> bool:
-    removed = [r[1:] for r in c.patch.splitlines()[3:] if r.startswith("-") and r[1:].strip()
-               and not r[1:].lstrip().startswith("#")]
-    added = [r[1:] for r in c.patch.splitlines()[3:] if r.startswith("+") and r[1:].strip()
-             and not r[1:].lstrip().startswith("#")]
+    removed = [
+        r[1:]
+        for r in c.patch.splitlines()[3:]
+        if r.startswith("-") and r[1:].strip() and not r[1:].lstrip().startswith("#")
+    ]
+    added = [
+        r[1:]
+        for r in c.patch.splitlines()[3:]
+        if r.startswith("+") and r[1:].strip() and not r[1:].lstrip().startswith("#")
+    ]
     return bool(removed and added) and _tokens(removed) == _tokens(added)
 
 

@@ -61,13 +61,14 @@ def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
         return None
     if trace.imported(c.file or ""):
         return None
-    evidence = [f"{c.file} was not imported by any of the {trace.processes} server processes "
-                f"(import trace of the bad state)"]
+    evidence = [
+        f"{c.file} was not imported by any of the {trace.processes} server processes "
+        f"(import trace of the bad state)"
+    ]
     evidence += _args_quote(facts, "attention_backend", "model_path")
     if facts.architectures:
         evidence.append(f"model architecture {facts.architectures[0]} (/model_info)")
-    return Relevance(candidate=c.id, on_path=False, reason="file never imported",
-                     evidence=evidence)
+    return Relevance(candidate=c.id, on_path=False, reason="file never imported", evidence=evidence)
 
 
 @lru_cache(maxsize=32)
@@ -106,42 +107,59 @@ def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Re
     for branch in found[1] if found else []:
         named = _ARCH.findall(branch.header)
         if branch.taken and named and not set(named) & set(facts.architectures):
-            return Relevance(candidate=c.id, on_path=False,
-                             reason="branch for another model architecture", evidence=[
-                                 f"{c.file}:{found[0]} sits under `{branch.header}`",
-                                 f"the server runs {facts.architectures[0]} (/model_info)",
-                                 *_args_quote(facts, "model_path")])
+            return Relevance(
+                candidate=c.id,
+                on_path=False,
+                reason="branch for another model architecture",
+                evidence=[
+                    f"{c.file}:{found[0]} sits under `{branch.header}`",
+                    f"the server runs {facts.architectures[0]} (/model_info)",
+                    *_args_quote(facts, "model_path"),
+                ],
+            )
     return None
 
 
-def _other_gpu(c: Candidate, facts: Facts, bad_source: list[str],
-               root: Path | None) -> Relevance | None:
+def _other_gpu(
+    c: Candidate, facts: Facts, bad_source: list[str], root: Path | None
+) -> Relevance | None:
     """A hunk under a GPU guard that is false on the server's GPU never runs there."""
     gpu = facts.gpu
     found = _branches(c, bad_source) if gpu and (c.file or "").endswith(".py") else None
     if gpu is None or not found:
         return None
-    lookup = source_lookup("\n".join(bad_source) + "\n", root / (c.file or "") if root else None,
-                           root)
+    lookup = source_lookup(
+        "\n".join(bad_source) + "\n", root / (c.file or "") if root else None, root
+    )
     for branch in found[1]:
         decision = decide(branch.test, lookup, gpu)
         if decision.value is None or decision.value == branch.taken:
             continue
         where = "under" if branch.taken else "in the else branch of"
-        return Relevance(candidate=c.id, on_path=False, reason="branch for another GPU",
-                         evidence=[f"{c.file}:{found[0]} sits {where} `{branch.header}` "
-                                   f"(line {branch.line})", *decision.notes,
-                                   f"`{ast.unparse(branch.test)}` is {decision.value} on the "
-                                   f"server's GPU, {gpu.describe()} ({gpu.source})"])
+        return Relevance(
+            candidate=c.id,
+            on_path=False,
+            reason="branch for another GPU",
+            evidence=[
+                f"{c.file}:{found[0]} sits {where} `{branch.header}` (line {branch.line})",
+                *decision.notes,
+                f"`{ast.unparse(branch.test)}` is {decision.value} on the "
+                f"server's GPU, {gpu.describe()} ({gpu.source})",
+            ],
+        )
     return None
 
 
 def _strip_docstrings(tree: ast.AST) -> str:
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                and isinstance(getattr(body[0], "value", None), ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             body[0] = ast.Pass()
     return ast.dump(tree)
 
@@ -156,9 +174,15 @@ def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
         return None
     if not same:
         return None
-    return Relevance(candidate=c.id, on_path=False, reason="comment or docstring only",
-                     evidence=[f"{c.file} {c.header}: the module's syntax tree is identical "
-                               "with and without this hunk (only comments/docstrings differ)"])
+    return Relevance(
+        candidate=c.id,
+        on_path=False,
+        reason="comment or docstring only",
+        evidence=[
+            f"{c.file} {c.header}: the module's syntax tree is identical "
+            "with and without this hunk (only comments/docstrings differ)"
+        ],
+    )
 
 
 def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
@@ -168,7 +192,7 @@ def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
     length = int(match.group(2)) if match and match.group(2) is not None else 1
     new = [row[1:] + "\n" for row in c.patch.splitlines()[3:] if row[:1] in (" ", "+")]
     index = start - 1 if length else start
-    return source, "".join(lines[:index] + new + lines[index + length:])
+    return source, "".join(lines[:index] + new + lines[index + length :])
 
 
 def _only_env_lines(c: Candidate) -> bool:
@@ -201,22 +225,31 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
             return None  # it arrived somewhere, or nobody looked
     evidence = []
     for name, value in pairs:
-        seen = ", ".join(f"{p.role} {p.pid}: {p.env.get(name, 'unset')}"
-                         for p in facts.workers.processes[:3])
+        seen = ", ".join(
+            f"{p.role} {p.pid}: {p.env.get(name, 'unset')}" for p in facts.workers.processes[:3]
+        )
         evidence.append(f"{name}={value} is set but no worker process has it ({seen}, ...)")
-    return Relevance(candidate=c.id, on_path=False, reason="env var set but never arrived",
-                     evidence=evidence)
+    return Relevance(
+        candidate=c.id, on_path=False, reason="env var set but never arrived", evidence=evidence
+    )
 
 
-def assess(c: Candidate, facts: Facts, good_source: str | None,
-           bad_source: list[str], root: Path | None = None) -> Relevance:
+def assess(
+    c: Candidate,
+    facts: Facts,
+    good_source: str | None,
+    bad_source: list[str],
+    root: Path | None = None,
+) -> Relevance:
     """`root`: the bad state's repository, so guards can follow names to other modules."""
-    for check in (lambda: _not_imported(c, facts), lambda: _comment_only(c, good_source),
-                  lambda: _other_architecture(c, facts, bad_source),
-                  lambda: _other_gpu(c, facts, bad_source, root),
-                  lambda: _env_never_arrives(c, facts)):
+    for check in (
+        lambda: _not_imported(c, facts),
+        lambda: _comment_only(c, good_source),
+        lambda: _other_architecture(c, facts, bad_source),
+        lambda: _other_gpu(c, facts, bad_source, root),
+        lambda: _env_never_arrives(c, facts),
+    ):
         verdict = check()
         if verdict is not None:
             return verdict
-    return Relevance(candidate=c.id, on_path=None, reason="no evidence against it",
-                     evidence=[])
+    return Relevance(candidate=c.id, on_path=None, reason="no evidence against it", evidence=[])

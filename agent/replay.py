@@ -9,8 +9,11 @@ from pydantic import BaseModel
 
 from agent.transcript import Loaded
 
-ONLY = {"hypotheses": {"hypothesis"}, "experiments": {"experiment", "tool_call", "tool_result"},
-        "verdicts": {"verdict"}}
+ONLY = {
+    "hypotheses": {"hypothesis"},
+    "experiments": {"experiment", "tool_call", "tool_result"},
+    "verdicts": {"verdict"},
+}
 
 
 class Step(BaseModel):
@@ -28,8 +31,10 @@ def _detail(event: dict) -> str:
         shown = ", ".join(f"{v:.3g}" for v in samples[:8])
         return f"samples [{shown}{', ...' if len(samples) > 8 else ''}]  log {payload.get('log')}"
     if event.get("kind") == "verdict" and "r" in payload:
-        return f"r={payload['r']:.2f} verdict={payload.get('verdict')} launches=" \
-               f"{payload.get('launches')}"
+        return (
+            f"r={payload['r']:.2f} verdict={payload.get('verdict')} launches="
+            f"{payload.get('launches')}"
+        )
     if "candidates" in payload:
         return ", ".join(c.get("id", "?") for c in payload["candidates"])
     return ""
@@ -40,17 +45,23 @@ def steps(loaded: Loaded, only: str | None = None, at: int = 1) -> Iterator[Step
     for event in loaded.events:
         if int(event.get("seq", 0)) < at or (kinds and event.get("kind") not in kinds):
             continue
-        yield Step(seq=int(event.get("seq", 0)), node=str(event.get("node", "?")),
-                   kind=str(event.get("kind", "?")), text=str(event.get("text", "")),
-                   detail=_detail(event))
+        yield Step(
+            seq=int(event.get("seq", 0)),
+            node=str(event.get("node", "?")),
+            kind=str(event.get("kind", "?")),
+            text=str(event.get("text", "")),
+            detail=_detail(event),
+        )
 
 
 def header_lines(loaded: Loaded) -> list[str]:
     h = loaded.header
     target = h.get("target") or {}
-    lines = [f"session {h.get('session')}: symptom {(h.get('symptom') or {}).get('text')!r}, "
-             f"target {target.get('repo')} (good {target.get('good')}), reasoner "
-             f"{h.get('reasoner', '?')}"]
+    lines = [
+        f"session {h.get('session')}: symptom {(h.get('symptom') or {}).get('text')!r}, "
+        f"target {target.get('repo')} (good {target.get('good')}), reasoner "
+        f"{h.get('reasoner', '?')}"
+    ]
     if loaded.torn:
         lines.append("note: the last line was cut (the writer was killed mid-line); skipped")
     return lines

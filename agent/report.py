@@ -17,8 +17,11 @@ if TYPE_CHECKING:
 def _summary(state: InvestigationState, cid: str) -> str:
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind == "hunk":
-        added = [row[1:].strip() for row in c.patch.splitlines()[3:]
-                 if row.startswith("+") and row[1:].strip()]
+        added = [
+            row[1:].strip()
+            for row in c.patch.splitlines()[3:]
+            if row.startswith("+") and row[1:].strip()
+        ]
         return f"{c.file} {c.header}: {added[0] if added else 'removes lines'}"
     return f"{c.kind} {c.name}: {c.good!r} -> {c.bad!r}"
 
@@ -41,26 +44,42 @@ def _culprits(state: InvestigationState) -> tuple[list[dict], float | None]:
     out = []
     for cid in conf.culprits:
         c = next(c for c in state.candidates if c.id == cid)
-        alone = next((k for k, cfg in state.configs.items() if cfg.base == "bad"
-                      and cfg.ids == [cid] and cfg.values), None)
+        alone = next(
+            (
+                k
+                for k, cfg in state.configs.items()
+                if cfg.base == "bad" and cfg.ids == [cid] and cfg.values
+            ),
+            None,
+        )
         share = restored(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
         evidence = []
         if whole is not None:
-            evidence.append(f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
-                            f"{_value(state, conf.revert_key):.3g} {unit} "
-                            f"({_launches(len(state.configs[conf.revert_key].values))}): "
-                            f"{whole:.0%} of the gap restored")
+            evidence.append(
+                f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
+                f"{_value(state, conf.revert_key):.3g} {unit} "
+                f"({_launches(len(state.configs[conf.revert_key].values))}): "
+                f"{whole:.0%} of the gap restored"
+            )
         if state.configs[conf.apply_key].values:
             reproduced = 1 - restored(state, conf.apply_key)
-            evidence.append(f"applying exactly it to the good state gives "
-                            f"{_value(state, conf.apply_key):.3g} {unit} "
-                            f"({_launches(len(state.configs[conf.apply_key].values))}): "
-                            f"{reproduced:.0%} of the regression reproduced")
+            evidence.append(
+                f"applying exactly it to the good state gives "
+                f"{_value(state, conf.apply_key):.3g} {unit} "
+                f"({_launches(len(state.configs[conf.apply_key].values))}): "
+                f"{reproduced:.0%} of the regression reproduced"
+            )
         evidence += state.hypotheses[cid].reasons
-        out.append({"kind": c.kind, "id": cid, "file": c.file or c.name,
-                    "summary": _summary(state, cid),
-                    "share": None if share is None else round(max(0.0, min(1.0, share)), 3),
-                    "evidence": evidence})
+        out.append(
+            {
+                "kind": c.kind,
+                "id": cid,
+                "file": c.file or c.name,
+                "summary": _summary(state, cid),
+                "share": None if share is None else round(max(0.0, min(1.0, share)), 3),
+                "evidence": evidence,
+            }
+        )
     return out, whole
 
 
@@ -74,9 +93,11 @@ def _clear_the_rest(state: InvestigationState) -> None:
             h.status = "confirmed"
         elif h.status == "open":
             h.status = "cleared"
-            h.evidence.append(f"still present in '{label}', which restores the good value, "
-                              "and absent from 'good + culprits', which reproduces the "
-                              "regression: it explains none of the gap")
+            h.evidence.append(
+                f"still present in '{label}', which restores the good value, "
+                "and absent from 'good + culprits', which reproduces the "
+                "regression: it explains none of the gap"
+            )
 
 
 def finish(state: InvestigationState, ctx: Context) -> None:
@@ -93,23 +114,46 @@ def finish(state: InvestigationState, ctx: Context) -> None:
         "target": {"repo": ctx.runner.cands.repo, "good": ctx.runner.config.target.good},
         "status": state.status or "inconclusive",
         "symptom": state.symptom.model_dump(),
-        "metric": {"name": state.metric, "unit": state.symptom.unit, "bad": bad, "good": good,
-                   "after_fix": after if culprits else None},
+        "metric": {
+            "name": state.metric,
+            "unit": state.symptom.unit,
+            "bad": bad,
+            "good": good,
+            "after_fix": after if culprits else None,
+        },
         "culprits": culprits,
         "unexplained_share": None if whole is None else round(max(0.0, 1 - whole), 3),
-        "dropped": [{"candidate": d.candidate,
-                     "file": next((c.file for c in state.candidates if c.id == d.candidate), None),
-                     "reason": d.reason, "evidence": d.evidence} for d in state.dropped],
-        "cleared": [{"candidate": cid, "evidence": h.evidence}
-                    for cid, h in state.hypotheses.items() if h.status == "cleared"],
+        "dropped": [
+            {
+                "candidate": d.candidate,
+                "file": next((c.file for c in state.candidates if c.id == d.candidate), None),
+                "reason": d.reason,
+                "evidence": d.evidence,
+            }
+            for d in state.dropped
+        ],
+        "cleared": [
+            {"candidate": cid, "evidence": h.evidence}
+            for cid, h in state.hypotheses.items()
+            if h.status == "cleared"
+        ],
         "launches": state.launches,
-        "set_aside": [{"config": config.label, "request": launch.request, "value": launch.value,
-                       "why": launch.disturbed} for config in state.configs.values()
-                      for launch in config.launches if launch.disturbed],
+        "set_aside": [
+            {
+                "config": config.label,
+                "request": launch.request,
+                "value": launch.value,
+                "why": launch.disturbed,
+            }
+            for config in state.configs.values()
+            for launch in config.launches
+            if launch.disturbed
+        ],
         "experiments": state.experiments,
         "notes": state.notes,
-        "llm": None if state.llm is None else {
-            **state.llm, "claims": [c.model_dump() for c in state.claims]},
+        "llm": None
+        if state.llm is None
+        else {**state.llm, "claims": [c.model_dump() for c in state.claims]},
     }
     state.result = mask(state.result)  # what --json prints and result.json holds
     save_reports(state, render_markdown(state))
@@ -119,9 +163,11 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     """report.md, result.json and the final state (for `report --html` and `replay --rerun`),
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
-    for name, text in (("report.md", markdown),
-                       ("result.json", json.dumps(state.result, indent=2, default=str)),
-                       ("state.json", state.model_dump_json(indent=1))):
+    for name, text in (
+        ("report.md", markdown),
+        ("result.json", json.dumps(state.result, indent=2, default=str)),
+        ("state.json", state.model_dump_json(indent=1)),
+    ):
         (session / name).write_text(mask_text(text))
     mask_files(session / "launches")
 
@@ -133,10 +179,14 @@ def fmt(value: float | None) -> str:
 def render_markdown(state: InvestigationState) -> str:
     r = state.result or {}
     m = r.get("metric", {})
-    lines = [f"# Investigation {state.session_id}: {r.get('status')}", "",
-             f"Symptom: `{state.symptom.text}` — metric `{m.get('name')}` ({m.get('unit')}): "
-             f"bad {fmt(m.get('bad'))}, good {fmt(m.get('good'))}, after the fix "
-             f"{fmt(m.get('after_fix'))}. {r.get('launches')} launches.", ""]
+    lines = [
+        f"# Investigation {state.session_id}: {r.get('status')}",
+        "",
+        f"Symptom: `{state.symptom.text}` — metric `{m.get('name')}` ({m.get('unit')}): "
+        f"bad {fmt(m.get('bad'))}, good {fmt(m.get('good'))}, after the fix "
+        f"{fmt(m.get('after_fix'))}. {r.get('launches')} launches.",
+        "",
+    ]
     if r.get("culprits"):
         lines += ["## Culprits", ""]
         for c in r["culprits"]:
@@ -149,8 +199,9 @@ def render_markdown(state: InvestigationState) -> str:
     if r.get("dropped"):
         lines += ["## Dropped without a launch", ""]
         for d in r["dropped"]:
-            lines += [f"- **{d['candidate']}**: {d['reason']}"] + [f"  - {e}" for e in
-                                                                   d["evidence"]]
+            lines += [f"- **{d['candidate']}**: {d['reason']}"] + [
+                f"  - {e}" for e in d["evidence"]
+            ]
         lines.append("")
     if r.get("cleared"):
         lines += ["## Cleared by experiment", ""]
@@ -167,8 +218,9 @@ def render_markdown(state: InvestigationState) -> str:
     if state.claims:
         lines += ["", "## The model's claims, judged by measurement", ""]
         for claim in state.claims:
-            lines += [f"- **{claim.candidate}** ({claim.weight:g}/10, \"{claim.reason}\"): "
-                      f"{claim.status}"] + [f"  - {e}" for e in claim.evidence]
+            lines += [
+                f'- **{claim.candidate}** ({claim.weight:g}/10, "{claim.reason}"): {claim.status}'
+            ] + [f"  - {e}" for e in claim.evidence]
     if state.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"
@@ -177,5 +229,8 @@ def render_markdown(state: InvestigationState) -> str:
 def write_narrative(state: InvestigationState, narrative: str) -> None:
     """The model's narrative after the verdict, in report.md, result.json and state.json."""
     head, _, rest = (Path(state.session_dir) / "report.md").read_text().partition("\n\n")
-    save_reports(state, f"{head}\n\n## Narrative (by the model; the verdict is the "
-                        f"measurements')\n\n{narrative}\n\n{rest}")
+    save_reports(
+        state,
+        f"{head}\n\n## Narrative (by the model; the verdict is the "
+        f"measurements')\n\n{narrative}\n\n{rest}",
+    )

@@ -20,22 +20,36 @@ def _chart_svg(state: InvestigationState) -> str:
     from matplotlib import pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    launches = sorted((launch.request, config.label, launch.value)
-                       for config in state.configs.values() for launch in config.launches)
+    launches = sorted(
+        (launch.request, config.label, launch.value)
+        for config in state.configs.values()
+        for launch in config.launches
+    )
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     sigma = pooled_noise([bad.values, good.values]).sigma  # relative
     fig, ax = plt.subplots(figsize=(9, 4.2), dpi=100)
     for ref, colour, name in ((bad, "#d62728", "bad"), (good, "#2ca02c", "good")):
         if ref.values:
             spread = abs(ref.mean) * (2 * sigma if sigma != float("inf") else 0.02)
-            ax.axhspan(ref.mean - spread, ref.mean + spread, color=colour, alpha=0.15,
-                       label=f"{name} {ref.mean:.3g} ± 2σ")
+            ax.axhspan(
+                ref.mean - spread,
+                ref.mean + spread,
+                color=colour,
+                alpha=0.15,
+                label=f"{name} {ref.mean:.3g} ± 2σ",
+            )
     xs = list(range(1, len(launches) + 1))
     ax.plot(xs, [v for _, _, v in launches], "o", color="#1f77b4", label=state.metric)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for x, (_, label, value) in zip(xs, launches, strict=True):
-        ax.annotate(label if len(label) < 40 else label[:37] + "...", (x, value), fontsize=7,
-                    rotation=20, xytext=(4, 4), textcoords="offset points")
+        ax.annotate(
+            label if len(label) < 40 else label[:37] + "...",
+            (x, value),
+            fontsize=7,
+            rotation=20,
+            xytext=(4, 4),
+            textcoords="offset points",
+        )
     ax.set_xlabel("launch")
     ax.set_ylabel(f"{state.metric} ({state.symptom.unit})")
     ax.set_title(f"{state.metric} per launch")
@@ -45,12 +59,13 @@ def _chart_svg(state: InvestigationState) -> str:
     fig.savefig(buffer, format="svg")
     plt.close(fig)
     svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]
+    return svg[svg.index("<svg") :]
 
 
 def _rows(items: list[list[str]]) -> str:
-    return "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-                   for row in items)
+    return "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in items
+    )
 
 
 def render(state: InvestigationState) -> str:
@@ -60,34 +75,48 @@ def render(state: InvestigationState) -> str:
     for c in r.get("culprits", []):
         share = "-" if c["share"] is None else f"{c['share']:.0%}"
         evidence = "".join(f"<li>{html.escape(e)}</li>" for e in c["evidence"])
-        items.append(f"<li><b>{html.escape(c['id'])}</b> ({html.escape(c['kind'])}, share "
-                     f"{share}): {html.escape(c['summary'])}<ul>{evidence}</ul></li>")
+        items.append(
+            f"<li><b>{html.escape(c['id'])}</b> ({html.escape(c['kind'])}, share "
+            f"{share}): {html.escape(c['summary'])}<ul>{evidence}</ul></li>"
+        )
     culprits = "".join(items)
-    spent = {cid: sum(len(cfg.launches) for cfg in state.configs.values() if cid in cfg.ids)
-             for cid in state.hypotheses}
-    hypotheses = _rows([[h.candidate, h.status, f"{h.prior:.2g}", str(spent[h.candidate]),
-                         "; ".join(h.evidence or h.reasons)]
-                        for h in sorted(state.hypotheses.values(), key=lambda h: -h.prior)])
-    dropped = _rows([[d["candidate"], d["reason"], "; ".join(d["evidence"])]
-                     for d in r.get("dropped", [])])
+    spent = {
+        cid: sum(len(cfg.launches) for cfg in state.configs.values() if cid in cfg.ids)
+        for cid in state.hypotheses
+    }
+    hypotheses = _rows(
+        [
+            [
+                h.candidate,
+                h.status,
+                f"{h.prior:.2g}",
+                str(spent[h.candidate]),
+                "; ".join(h.evidence or h.reasons),
+            ]
+            for h in sorted(state.hypotheses.values(), key=lambda h: -h.prior)
+        ]
+    )
+    dropped = _rows(
+        [[d["candidate"], d["reason"], "; ".join(d["evidence"])] for d in r.get("dropped", [])]
+    )
 
     def fmt(value: float | None) -> str:
         return "-" if value is None else f"{value:.3g}"
 
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<title>debug-agent {html.escape(state.session_id)}: {html.escape(str(r.get('status')))}</title>
+<title>debug-agent {html.escape(state.session_id)}: {html.escape(str(r.get("status")))}</title>
 <style>
 body {{ font: 15px/1.45 system-ui, sans-serif; max-width: 1000px; margin: 2em auto; }}
 #verdict {{ font-size: 1.5em; padding: .6em 1em; border-radius: 8px; background: #eef; }}
 table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 6px; text-align: left; vertical-align: top; }}
 </style></head><body>
-<div id="verdict">{html.escape(str(r.get('status')))}: {html.escape(state.symptom.text)} —
-{html.escape(state.metric)} bad {fmt(m.get('bad'))}, good {fmt(m.get('good'))},
-after the fix {fmt(m.get('after_fix'))} {html.escape(state.symptom.unit)}
-({r.get('launches')} launches)</div>
-<h2>Culprits</h2><ul id="culprits">{culprits or '<li>none named</li>'}</ul>
+<div id="verdict">{html.escape(str(r.get("status")))}: {html.escape(state.symptom.text)} —
+{html.escape(state.metric)} bad {fmt(m.get("bad"))}, good {fmt(m.get("good"))},
+after the fix {fmt(m.get("after_fix"))} {html.escape(state.symptom.unit)}
+({r.get("launches")} launches)</div>
+<h2>Culprits</h2><ul id="culprits">{culprits or "<li>none named</li>"}</ul>
 <h2>Metric per launch</h2><figure id="chart">{_chart_svg(state)}</figure>
 <h2>Hypotheses</h2><table><tr><th>candidate</th><th>status</th><th>prior</th>
 <th>launches</th><th>evidence</th></tr>{hypotheses}</table>

@@ -51,24 +51,38 @@ def rerun(session: Path, sessions: Path, echo=None) -> dict:
             remove_lab(target)
 
 
-def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path,
-           echo=None) -> dict:
+def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, echo=None) -> dict:
     config = load_config(target)
     cands = list_candidates(target, config)
     if [c.id for c in cands.candidates] != [c.id for c in old.candidates]:
-        raise ToolError("the target's candidates differ from the session's: the re-run would "
-                        "not test the same changes")
+        raise ToolError(
+            "the target's candidates differ from the session's: the re-run would "
+            "not test the same changes"
+        )
     new_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
-    new = old.model_copy(deep=True, update={
-        "session_id": new_id, "session_dir": str(sessions / new_id), "config_path": str(target),
-        "launches": 0, "result": None})
+    new = old.model_copy(
+        deep=True,
+        update={
+            "session_id": new_id,
+            "session_dir": str(sessions / new_id),
+            "config_path": str(target),
+            "launches": 0,
+            "result": None,
+        },
+    )
     for cfg in new.configs.values():
         cfg.launches, cfg.level = [], None
     Path(new.session_dir).mkdir(parents=True)
     transcript = Transcript(Path(new.session_dir) / "transcript.jsonl", echo=echo)
-    transcript.header({"session": new_id, "rerun_of": old.session_id,
-                       "symptom": old.symptom.model_dump(), "lab": header.get("lab"),
-                       "target": {"repo": str(target), "good": config.target.good}})
+    transcript.header(
+        {
+            "session": new_id,
+            "rerun_of": old.session_id,
+            "symptom": old.symptom.model_dump(),
+            "lab": header.get("lab"),
+            "target": {"repo": str(target), "good": config.target.good},
+        }
+    )
     runner = Runner(config, target, cands)
     keys = [old.bad_key, old.good_key]
     if old.confirmation:
@@ -77,29 +91,57 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path,
         launch, _ = runner.launch(new, new.configs[key], request)
         new.configs[key].launches.append(launch)
         new.launches += 1
-        transcript.event("rerun", "experiment", f"{new.configs[key].label}: {new.metric} "
-                         f"{launch.value:.3g} (was {old.configs[key].mean:.3g})",
-                         config=new.configs[key].label, value=launch.value,
-                         was=old.configs[key].mean)
+        transcript.event(
+            "rerun",
+            "experiment",
+            f"{new.configs[key].label}: {new.metric} "
+            f"{launch.value:.3g} (was {old.configs[key].mean:.3g})",
+            config=new.configs[key].label,
+            value=launch.value,
+            was=old.configs[key].mean,
+        )
     update_levels(new)
     checks = []
     if old.confirmation:
         revert = between(new, old.confirmation.revert_key, new.bad_key, new.good_key)
         apply = between(new, old.confirmation.apply_key, new.good_key, new.bad_key)
         names = ", ".join(old.confirmation.culprits)
-        checks = [{"check": f"reverting {{{names}}} restores the good value",
-                   "holds": revert.verdict == "restored", "r": round(revert.r, 3)},
-                  {"check": f"applying {{{names}}} to good reproduces the regression",
-                   "holds": apply.verdict == "restored", "r": round(apply.r, 3)}]
+        checks = [
+            {
+                "check": f"reverting {{{names}}} restores the good value",
+                "holds": revert.verdict == "restored",
+                "r": round(revert.r, 3),
+            },
+            {
+                "check": f"applying {{{names}}} to good reproduces the regression",
+                "holds": apply.verdict == "restored",
+                "r": round(apply.r, 3),
+            },
+        ]
     gap = new.configs[new.bad_key].mean - new.configs[new.good_key].mean
-    checks.insert(0, {"check": "the bad state is still slower than the good one",
-                      "holds": gap * (1 if new.worse == "higher" else -1) > 0,
-                      "gap": round(gap, 4)})
+    checks.insert(
+        0,
+        {
+            "check": "the bad state is still slower than the good one",
+            "holds": gap * (1 if new.worse == "higher" else -1) > 0,
+            "gap": round(gap, 4),
+        },
+    )
     for check in checks:
-        transcript.event("rerun", "verdict", f"{check['check']}: "
-                         f"{'holds' if check['holds'] else 'does NOT hold'}", **check)
-    result = {"session": new_id, "rerun_of": old.session_id, "status": old.status,
-              "holds": all(c["holds"] for c in checks), "checks": checks,
-              "launches": new.launches, "session_dir": new.session_dir}
+        transcript.event(
+            "rerun",
+            "verdict",
+            f"{check['check']}: {'holds' if check['holds'] else 'does NOT hold'}",
+            **check,
+        )
+    result = {
+        "session": new_id,
+        "rerun_of": old.session_id,
+        "status": old.status,
+        "holds": all(c["holds"] for c in checks),
+        "checks": checks,
+        "launches": new.launches,
+        "session_dir": new.session_dir,
+    }
     (Path(new.session_dir) / "result.json").write_text(json.dumps(result, indent=2))
     return result

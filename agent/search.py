@@ -45,7 +45,7 @@ def names_used(state: InvestigationState, cid: str) -> set[str]:
     """Env-var-like names a candidate's changed lines mention (or the env candidate's own)."""
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind != "hunk":  # an env var set at launch and a hunk setting it are alternatives,
-        return set()      # not a pair that needs both
+        return set()  # not a pair that needs both
     rows = [r[1:] for r in c.patch.splitlines()[3:] if r[:1] in "+-"]
     return set(_NAME_LITERAL.findall("\n".join(rows)))
 
@@ -118,28 +118,36 @@ def plan(state: InvestigationState, chooser: Chooser | None = None) -> Request |
         task = state.tasks[0]
         if task.stage == "start":
             if len(task.ids) == 1 or linked(state, task.ids):
-                state.findings.append(Finding(ids=task.ids, low_key=task.low_key,
-                                              high_key=task.high_key))
+                state.findings.append(
+                    Finding(ids=task.ids, low_key=task.low_key, high_key=task.high_key)
+                )
                 state.tasks.pop(0)
                 continue
             task.first, task.second = split(state, task.ids)
             if chooser is not None and len(task.first) and len(task.second):
                 verb = "revert" if task.kind == "locate" else "apply"
-                pick = chooser(f"Which {verb} experiment should run first?",
-                               [f"{verb} {{{', '.join(h)}}}" for h in (task.first, task.second)])
+                pick = chooser(
+                    f"Which {verb} experiment should run first?",
+                    [f"{verb} {{{', '.join(h)}}}" for h in (task.first, task.second)],
+                )
                 if pick == 2:
                     task.first, task.second = task.second, task.first
             task.first_key = _changed(state, task, task.first)
             task.stage = "first"
         key = task.first_key if task.stage == "first" else _changed(state, task, task.second)
         config = state.configs[key or ""]
-        if not config.values or (_verdict(state, task, key or "") == "unknown"
-                                 and len(config.values) < MAX_LAUNCHES_PER_CONFIG):
+        if not config.values or (
+            _verdict(state, task, key or "") == "unknown"
+            and len(config.values) < MAX_LAUNCHES_PER_CONFIG
+        ):
             half = task.first if task.stage == "first" else task.second
             verb = "revert" if task.kind == "locate" else "apply"
             why = f"search: {verb} {{{', '.join(half)}}} ({config.label})"
-            return (replicate(state, key or "", why) if config.values
-                    else request(state, key or "", why))
+            return (
+                replicate(state, key or "", why)
+                if config.values
+                else request(state, key or "", why)
+            )
         judge(state, task, key or "")
     return None
 
@@ -160,12 +168,15 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
     low, high = task.low_key, task.high_key
 
     def sub(ids: list[str], low_key: str, high_key: str, checked: bool | None = None) -> Task:
-        return Task(kind=task.kind, ids=ids, low_key=low_key, high_key=high_key,
-                    interference_checked=task.interference_checked if checked is None
-                    else checked)
+        return Task(
+            kind=task.kind,
+            ids=ids,
+            low_key=low_key,
+            high_key=high_key,
+            interference_checked=task.interference_checked if checked is None else checked,
+        )
 
-    tried, rest = ((task.first, task.second) if task.stage == "first"
-                   else (task.second, task.first))
+    tried, rest = (task.first, task.second) if task.stage == "first" else (task.second, task.first)
     if verdict == "restored":
         new = [sub(tried, low, key)]
     elif verdict == "partial":  # additive: this half's share, then the rest on top of it
@@ -178,6 +189,8 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
         task.stage = "second"
         new = [task]
     else:  # neither half alone: they interfere; search each with the other changed
-        new = [sub(task.first, key, high, checked=True),
-               sub(task.second, task.first_key or "", high, checked=True)]
+        new = [
+            sub(task.first, key, high, checked=True),
+            sub(task.second, task.first_key or "", high, checked=True),
+        ]
     state.tasks[:0] = new

@@ -28,20 +28,22 @@ def find_session(name: str, root: Path) -> Path:
     the state folder's sessions (where runs inside the target repository write)."""
     direct = Path(name)
     if not name.strip() or ".." in direct.parts or any(ch in name for ch in "*?[]\0"):
-        raise ToolError(f"{name!r} is not a session id (ids look like 20261203-101500-ab12cd; "
-                        "a session folder may be given by its path, without '..')")
+        raise ToolError(
+            f"{name!r} is not a session id (ids look like 20261203-101500-ab12cd; "
+            "a session folder may be given by its path, without '..')"
+        )
     if (direct / "transcript.jsonl").exists():
         return direct
     matches = []
     for folder in dict.fromkeys([root, state_dir() / "sessions"]):
-        matches += sorted(p for p in folder.glob(f"{name}*")
-                          if (p / "transcript.jsonl").exists())
+        matches += sorted(p for p in folder.glob(f"{name}*") if (p / "transcript.jsonl").exists())
     if len(matches) == 1:
         return matches[0]
     if not matches:
         raise ToolError(f"no session {name!r} in {root} (list them with 'debug-agent sessions')")
-    raise ToolError(f"session id {name!r} is ambiguous in {root}: "
-                    f"{', '.join(p.name for p in matches[:5])}")
+    raise ToolError(
+        f"session id {name!r} is ambiguous in {root}: {', '.join(p.name for p in matches[:5])}"
+    )
 
 
 def session_info(path: Path) -> SessionInfo:
@@ -53,10 +55,15 @@ def session_info(path: Path) -> SessionInfo:
     status = result.get("status") or ("interrupted" if loaded.events else "empty")
     stamp = header.get("ts")
     date = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
-    return SessionInfo(id=path.name, path=str(path), date=date,
-                       target=str((header.get("target") or {}).get("repo", "?")),
-                       symptom=str((header.get("symptom") or {}).get("text", "?")),
-                       status=status, launches=int(launches))
+    return SessionInfo(
+        id=path.name,
+        path=str(path),
+        date=date,
+        target=str((header.get("target") or {}).get("repo", "?")),
+        symptom=str((header.get("symptom") or {}).get("text", "?")),
+        status=status,
+        launches=int(launches),
+    )
 
 
 def list_sessions(root: Path) -> list[SessionInfo]:

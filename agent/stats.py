@@ -29,8 +29,9 @@ MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
 Verdict = Literal["restored", "none", "partial", "unknown"]
 
 
-def launch_value(samples: list[float], per_launch: Literal["median", "best"],
-                 worse: Literal["higher", "lower"]) -> float:
+def launch_value(
+    samples: list[float], per_launch: Literal["median", "best"], worse: Literal["higher", "lower"]
+) -> float:
     """One launch's statistic over its requests (`[bench] per_launch`)."""
     if per_launch == "median":
         return statistics.median(samples)
@@ -86,8 +87,13 @@ class Score(BaseModel):
     launches: int
 
 
-def score(values: list[float], bad: list[float], good: list[float], noise: Noise,
-          against: Literal["bad", "good"] = "bad") -> Score:
+def score(
+    values: list[float],
+    bad: list[float],
+    good: list[float],
+    noise: Noise,
+    against: Literal["bad", "good"] = "bad",
+) -> Score:
     """How far `values` (launch statistics of one state) sit between bad and good.
 
     against="bad": r is the fraction restored; "good": the fraction of the regression reproduced.
@@ -120,8 +126,13 @@ class Calibration(BaseModel):
     reason: str
 
 
-def calibrate(bad: list[float], good: list[float], noise: Noise, worse: Literal["higher", "lower"],
-              max_each: int) -> Calibration:
+def calibrate(
+    bad: list[float],
+    good: list[float],
+    noise: Noise,
+    worse: Literal["higher", "lower"],
+    max_each: int,
+) -> Calibration:
     """Is there a regression worth isolating? "unknown" asks for another pair of launches."""
     log_gap = level(bad) - level(good)
     b, g = math.exp(level(bad)), math.exp(level(good))
@@ -129,12 +140,18 @@ def calibrate(bad: list[float], good: list[float], noise: Noise, worse: Literal[
     worse_sign = 1 if worse == "higher" else -1
     floor = max(math.log1p(MIN_RELATIVE_GAP), 3 * noise.sigma if noise.df else 0.0)
     common = dict(bad=b, good=g, gap=math.expm1(log_gap), noise=noise, p=p)
-    said = (f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "
-            f"{noise.sigma:.1%} from {noise.df} df, p = {p:.2g}")
+    said = (
+        f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "
+        f"{noise.sigma:.1%} from {noise.df} df, p = {p:.2g}"
+    )
     if p <= ALPHA and log_gap * worse_sign >= floor:
         return Calibration(status="regression", reason=said, **common)
-    if min(len(bad), len(good)) >= max_each or (noise.df and abs(log_gap) < floor and p > ALPHA
-                                                 and min(len(bad), len(good)) >= 3):
-        return Calibration(status="no_regression", reason=(
-            f"{said}: the gap is within noise or under {MIN_RELATIVE_GAP:.0%}"), **common)
+    if min(len(bad), len(good)) >= max_each or (
+        noise.df and abs(log_gap) < floor and p > ALPHA and min(len(bad), len(good)) >= 3
+    ):
+        return Calibration(
+            status="no_regression",
+            reason=(f"{said}: the gap is within noise or under {MIN_RELATIVE_GAP:.0%}"),
+            **common,
+        )
     return Calibration(status="unknown", reason="need another pair of launches", **common)

@@ -18,8 +18,10 @@ METRICS: dict[str, tuple[tuple[str, ...], str, Literal["lower", "higher"]]] = {
     "tok_s": (("tok/s", "tokens/s", "throughput", "tps"), "tok/s", "higher"),
     "latency_ms": (("latency", "e2e", "response time"), "ms", "lower"),
 }
-ACCEPTED = ('"verify 29ms", "verify 29ms (was 19)", "60 tok/s (was 82)", "TPOT 35ms", '
-            '"TTFT 900ms", "latency 40ms"')
+ACCEPTED = (
+    '"verify 29ms", "verify 29ms (was 19)", "60 tok/s (was 82)", "TPOT 35ms", '
+    '"TTFT 900ms", "latency 40ms"'
+)
 
 # exponents are read too: "1e400ms" must be refused as out of range, never read as "1"
 _NUMBER = r"(?<![\w.-])(\d+(?:\.\d+)?(?:e[+-]?\d+)?)\s*(ms|s|tok/s|tokens/s)?"
@@ -75,7 +77,9 @@ def parse_symptom(text: str) -> Symptom:
         raise SymptomError(f"the symptom's values must be positive: {text!r}")
     if good is not None and (bad < good if direction == "lower" else bad > good):
         better = "lower" if direction == "lower" else "higher"
-        raise SymptomError(f"the symptom {text!r} describes an improvement: {bad:g} {unit} now "
-                           f"against {good:g} before, and {better} is better for {metric}; "
-                           "write the slower value first, e.g. \"verify 29ms (was 19)\"")
+        raise SymptomError(
+            f"the symptom {text!r} describes an improvement: {bad:g} {unit} now "
+            f"against {good:g} before, and {better} is better for {metric}; "
+            'write the slower value first, e.g. "verify 29ms (was 19)"'
+        )
     return Symptom(text=text, metric=metric, unit=unit, direction=direction, bad=bad, good=good)

@@ -21,9 +21,14 @@ from tools.secrets import mask, remember
 
 SCHEMA = "debug-agent.transcript/1"
 
+
 class Transcript:
-    def __init__(self, path: Path, echo: Callable[[str, str, str], None] | None = None,
-                 secrets: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        echo: Callable[[str, str, str], None] | None = None,
+        secrets: list[str] | None = None,
+    ) -> None:
         self.path = path
         remember(secrets or [])  # exact values to mask, besides what the config holds
         self.echo = echo  # (node, kind, text): shows the reasoning as it happens
@@ -45,13 +50,22 @@ class Transcript:
             return
         self._write({"kind": "header", "schema": SCHEMA, "ts": time.time(), **mask(payload)})
 
-    def event(self, node: str, kind: str, text: str, *, quiet: bool = False,
-              **payload: Any) -> None:
+    def event(
+        self, node: str, kind: str, text: str, *, quiet: bool = False, **payload: Any
+    ) -> None:
         """One event; `quiet` keeps it off the terminal (a summary line stands for many)."""
         self.seq += 1
         text = mask(text)
-        self._write({"seq": self.seq, "ts": round(time.time(), 3), "node": node, "kind": kind,
-                     "text": text, "payload": mask(payload)})
+        self._write(
+            {
+                "seq": self.seq,
+                "ts": round(time.time(), 3),
+                "node": node,
+                "kind": kind,
+                "text": text,
+                "payload": mask(payload),
+            }
+        )
         if self.echo and not quiet:
             self.echo(node, kind, text)
 
@@ -94,6 +108,8 @@ def read_transcript(path: Path) -> Loaded:
     if name != SCHEMA.partition("/")[0] or not version.isdigit():
         raise TranscriptError(f"{path}: unknown transcript schema {schema!r}")
     if int(version) > int(SCHEMA.partition("/")[2]):
-        raise TranscriptError(f"{path} uses transcript schema {schema}, newer than this "
-                              f"debug-agent reads ({SCHEMA}): upgrade debug-agent")
+        raise TranscriptError(
+            f"{path} uses transcript schema {schema}, newer than this "
+            f"debug-agent reads ({SCHEMA}): upgrade debug-agent"
+        )
     return Loaded(header=records[0], events=records[1:], torn=torn)

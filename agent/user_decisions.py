@@ -8,8 +8,9 @@ from agent.relevance import Relevance
 from agent.state import InvestigationState
 
 
-def apply_user_decision(state: InvestigationState, decision: dict,
-                        log: Callable[..., None]) -> None:
+def apply_user_decision(
+    state: InvestigationState, decision: dict, log: Callable[..., None]
+) -> None:
     kind = decision.get("kind")
     cid = decision.get("candidate", "")
     if kind == "drop" and cid in state.hypotheses:
@@ -17,8 +18,9 @@ def apply_user_decision(state: InvestigationState, decision: dict,
         h = state.hypotheses[cid]
         h.status = "dropped"
         h.evidence.append(f"dropped by the user: {reason}")
-        state.dropped.append(Relevance(candidate=cid, on_path=False, reason="dropped by the user",
-                                       evidence=[reason]))
+        state.dropped.append(
+            Relevance(candidate=cid, on_path=False, reason="dropped by the user", evidence=[reason])
+        )
         for task in state.tasks:
             if cid in task.ids:  # plan this step again without it
                 task.ids = [i for i in task.ids if i != cid]

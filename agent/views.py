@@ -45,8 +45,9 @@ class _Progress:
             label = f"launch {self.launch}/{self.launches}: server loading"
             self.progress.update(self.task, description=label, completed=0)
         else:
-            self.progress.update(self.task, description=f"launch {self.launch}/{self.launches}: "
-                                                        "benchmark")
+            self.progress.update(
+                self.task, description=f"launch {self.launch}/{self.launches}: benchmark"
+            )
 
     def request(self, done: int, total: int) -> None:
         if self.progress is not None and self.task is not None:
@@ -58,26 +59,40 @@ def experiment_progress(enabled: bool, requests: int, launches: int) -> Iterator
     if not enabled:
         yield _Progress(None, requests, launches)
         return
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                  MofNCompleteColumn(), console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         yield _Progress(bar, requests, launches)
 
 
 def experiment_summary(result: ExperimentResult) -> None:
     spec = result.config
-    state = (f"reverted {', '.join(spec.reverted)}" if spec.reverted else
-             f"good + {', '.join(spec.applied)}" if spec.applied else "the bad state as is")
+    state = (
+        f"reverted {', '.join(spec.reverted)}"
+        if spec.reverted
+        else f"good + {', '.join(spec.applied)}"
+        if spec.applied
+        else "the bad state as is"
+    )
     m = result.metric
-    console.print(f"[bold]{m.name}[/bold] median {m.median:.2f} {m.unit} over {len(m.samples)} "
-                  f"samples, {result.launches} launch(es) — {state}")
+    console.print(
+        f"[bold]{m.name}[/bold] median {m.median:.2f} {m.unit} over {len(m.samples)} "
+        f"samples, {result.launches} launch(es) — {state}"
+    )
     values = ", ".join(f"{v:.2f}" for v in m.samples[:16])
     console.print(f"  samples: {values}{' …' if len(m.samples) > 16 else ''}")
     table = Table(title="all metrics (median, pooled over launches)")
     for col in ("metric", "median", "mean", "unit", "source"):
         table.add_column(col)
     for metric in result.metrics.values():
-        table.add_row(metric.name, f"{metric.median:.2f}", f"{metric.mean:.2f}", metric.unit,
-                      metric.source)
+        table.add_row(
+            metric.name, f"{metric.median:.2f}", f"{metric.mean:.2f}", metric.unit, metric.source
+        )
     console.print(table)
     for line in env_arrival_lines(result.worker_env, prefix="NCCL_"):
         console.print("  " + line)
@@ -92,8 +107,10 @@ def env_arrival_lines(report: WorkerEnv, prefix: str) -> list[str]:
         for proc in report.processes:
             key = (proc.role, proc.env.get(name, "unset"))
             by_role[key] = by_role.get(key, 0) + 1
-        parts = [f"{role}{f' x{n}' if n > 1 else ''}={value}"
-                 for (role, value), n in sorted(by_role.items())]
+        parts = [
+            f"{role}{f' x{n}' if n > 1 else ''}={value}"
+            for (role, value), n in sorted(by_role.items())
+        ]
         lines.append(f"{name}: {', '.join(parts)}")
     return lines
 
@@ -113,23 +130,34 @@ def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
 
 def log_summary(path: object, parsed: dict) -> None:
     args = parsed.get("server_args") or {}
-    keys = ("model_path", "attention_backend", "speculative_algorithm", "tp_size",
-            "disable_cuda_graph")
+    keys = (
+        "model_path",
+        "attention_backend",
+        "speculative_algorithm",
+        "tp_size",
+        "disable_cuda_graph",
+    )
     console.print(f"[bold]{path}[/bold]")
     if args:
-        console.print("server_args: " + ", ".join(f"{k}={args.get(k)!r}" for k in keys)
-                      + f" (+{max(0, len(args) - len(keys))} more keys)")
+        console.print(
+            "server_args: "
+            + ", ".join(f"{k}={args.get(k)!r}" for k in keys)
+            + f" (+{max(0, len(args) - len(keys))} more keys)"
+        )
     else:
         console.print("server_args: not found")
     decode = parsed.get("decode") or []
     if decode:
         last = decode[-1]
-        console.print(f"decode lines: {len(decode)}; last: gen throughput "
-                      f"{last.get('gen_throughput')}, accept len {last.get('accept_len')}, "
-                      f"cuda graph {last.get('cuda_graph')} (line {last.get('line')})")
+        console.print(
+            f"decode lines: {len(decode)}; last: gen throughput "
+            f"{last.get('gen_throughput')}, accept len {last.get('accept_len')}, "
+            f"cuda graph {last.get('cuda_graph')} (line {last.get('line')})"
+        )
     console.print(f"prefill lines: {len(parsed.get('prefill') or [])}")
     if parsed.get("bench"):
         console.print(f"bench: {parsed['bench']}")
     for error in (parsed.get("errors") or [])[:10]:
-        console.print(f"[red]error[/red] line {error['line']} ({error['kind']}): "
-                      f"{error['message']}")
+        console.print(
+            f"[red]error[/red] line {error['line']} ({error['kind']}): {error['message']}"
+        )

@@ -47,8 +47,12 @@ def _alive(procs: list[psutil.Process]) -> bool:
 
 
 def one_run(lab: Path) -> float:
-    agent = subprocess.Popen([sys.executable, "-m", "agent", "experiment", "--samples", "400"],
-                             cwd=lab, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "agent", "experiment", "--samples", "400"],
+        cwd=lab,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while sum("spawn_main" in _cmdline(p) for p in _tree(agent.pid)) < 8:
         if time.monotonic() > deadline or agent.poll() is not None:
@@ -71,8 +75,10 @@ def main() -> None:
         lab = Path(tmp) / "lab"
         create_lab("seed", lab)
         times = [one_run(lab) for _ in range(args.runs)]
-    print(f"SIGKILL of the agent to its server gone ({args.runs} runs): "
-          f"median {statistics.median(times):.3f} s, max {max(times):.3f} s")
+    print(
+        f"SIGKILL of the agent to its server gone ({args.runs} runs): "
+        f"median {statistics.median(times):.3f} s, max {max(times):.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -37,10 +37,12 @@ def main() -> None:
             ready.append(result.ready_s)
             verify.append(result.bench.metrics["verify_ms"].median)
     b = config.bench
-    print(f"seed lab, {b.requests} requests x {b.output_len} tokens (+{b.warmup} warm-up): "
-          f"launch-to-ready median {statistics.median(ready):.2f} s, launch+bench+stop median "
-          f"{statistics.median(total):.2f} s over {args.runs} runs; "
-          f"verify {statistics.median(verify):.1f} ms/cycle (model time)")
+    print(
+        f"seed lab, {b.requests} requests x {b.output_len} tokens (+{b.warmup} warm-up): "
+        f"launch-to-ready median {statistics.median(ready):.2f} s, launch+bench+stop median "
+        f"{statistics.median(total):.2f} s over {args.runs} runs; "
+        f"verify {statistics.median(verify):.1f} ms/cycle (model time)"
+    )
 
 
 if __name__ == "__main__":

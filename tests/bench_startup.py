@@ -27,8 +27,10 @@ def main() -> None:
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
     times = times[1:]  # the first run warms the page cache
-    print(f"{' '.join(argv)}: median {statistics.median(times):.3f} s, "
-          f"min {min(times):.3f} s, max {max(times):.3f} s over {len(times)} runs")
+    print(
+        f"{' '.join(argv)}: median {statistics.median(times):.3f} s, "
+        f"min {min(times):.3f} s, max {max(times):.3f} s over {len(times)} runs"
+    )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import pytest
 from tools.lab.changes import Change
 from tools.lab.create import create_lab
 
+pytest_plugins = ["tests.sshd"]  # the real sshd fixtures, for the SSH tests
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,10 +37,17 @@ def seed_lab(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return lab
 
 
-def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "agent", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, **(env or {})})
+def run_cli(
+    *args: str, cwd: Path | None = None, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def tiny_server(on_post: str) -> str:
@@ -54,7 +63,8 @@ def tiny_server(on_post: str) -> str:
         "        self.end_headers(); self.wfile.write(b'ok')\n"
         f"    def do_POST(self):\n{body}\n"
         "    def log_message(self, *args): pass\n\n"
-        "ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n")
+        "ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n"
+    )
 
 
 def live_pids(pids: list[int]) -> list[int]:
@@ -91,8 +101,9 @@ def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path
 
 def only_main_worktree(repo: Path) -> bool:
     """No scratch worktree is left: `git worktree list` shows the main one alone."""
-    listing = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True,
-                             text=True, check=True).stdout
+    listing = subprocess.run(
+        ["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True, check=True
+    ).stdout
     return listing.count("\n") == 1
 
 

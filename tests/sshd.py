@@ -76,8 +76,9 @@ LogLevel {"ERROR" if forwarding else "INFO"}
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(exist_ok=True)  # its privilege-separation folder
     log = open(folder / "sshd.log", "wb")  # noqa: SIM115 (held for the server's life)
-    proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(folder / "sshd_config")],
-                            stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [SSHD, "-D", "-e", "-f", str(folder / "sshd_config")], stdout=log, stderr=subprocess.STDOUT
+    )
     deadline = time.monotonic() + 10
     while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -86,9 +87,15 @@ LogLevel {"ERROR" if forwarding else "INFO"}
     host_key = (folder / "host_key.pub").read_text().split()
     (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
     try:
-        yield Sshd(pid=proc.pid, port=port, user=getpass.getuser(), key=str(folder / "user_key"),
-                   wrong_key=str(folder / "wrong_key"), known_hosts=str(folder / "known_hosts"),
-                   folder=str(folder))
+        yield Sshd(
+            pid=proc.pid,
+            port=port,
+            user=getpass.getuser(),
+            key=str(folder / "user_key"),
+            wrong_key=str(folder / "wrong_key"),
+            known_hosts=str(folder / "known_hosts"),
+            folder=str(folder),
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -19,14 +19,16 @@ def test_seed_lab_diff_json_lists_the_story(seed_lab: Path) -> None:
     out = json.loads(done.stdout)
     assert out["good"] == "HEAD"
     files = sorted(c["file"] for c in out["candidates"])
-    assert files == sorted([
-        "python/sglang/srt/distributed/parallel_state.py",
-        "python/sglang/srt/entrypoints/engine.py",
-        "python/sglang/srt/layers/attention/flashinfer_mla_backend.py",
-        "python/sglang/srt/managers/scheduler.py",
-        "python/sglang/srt/server_args.py",
-        "python/sitecustomize.py",
-    ])
+    assert files == sorted(
+        [
+            "python/sglang/srt/distributed/parallel_state.py",
+            "python/sglang/srt/entrypoints/engine.py",
+            "python/sglang/srt/layers/attention/flashinfer_mla_backend.py",
+            "python/sglang/srt/managers/scheduler.py",
+            "python/sglang/srt/server_args.py",
+            "python/sitecustomize.py",
+        ]
+    )
     for c in out["candidates"]:
         assert c["kind"] == "hunk" and c["header"].startswith("@@ -")
         assert c["added"] >= 1 and c["id"]
@@ -53,26 +55,32 @@ def test_hunk_ids_survive_other_hunks_changing(tmp_path: Path) -> None:
     base = (repo / "a.py").read_text()
     (repo / "a.py").write_text(base.replace("line 30\n", "line thirty\n"))
     _, first = hunk_candidates(open_repo(repo), "HEAD")
-    (repo / "a.py").write_text(base.replace("line 30\n", "line thirty\n")
-                               .replace("line 2\n", "line two\n"))
+    (repo / "a.py").write_text(
+        base.replace("line 30\n", "line thirty\n").replace("line 2\n", "line two\n")
+    )
     _, second = hunk_candidates(open_repo(repo), "HEAD")
     assert len(first) == 1 and len(second) == 2
     assert first[0].id in {c.id for c in second}
 
 
 def test_env_and_arg_differences_are_candidates() -> None:
-    config = TargetConfig.model_validate({
-        "launch": {"command": "srv --tp 8 --attention-backend flashinfer --port {port}",
-                   "env": {"NCCL_PROTO": "Simple", "PYTHONPATH": "python"}},
-        "baseline": {"command": "srv --tp 8 --port {port} --disable-cuda-graph",
-                     "env": {"PYTHONPATH": "python"}},
-    })
+    config = TargetConfig.model_validate(
+        {
+            "launch": {
+                "command": "srv --tp 8 --attention-backend flashinfer --port {port}",
+                "env": {"NCCL_PROTO": "Simple", "PYTHONPATH": "python"},
+            },
+            "baseline": {
+                "command": "srv --tp 8 --port {port} --disable-cuda-graph",
+                "env": {"PYTHONPATH": "python"},
+            },
+        }
+    )
     found = {c.id: c for c in config_candidates(config)}
     assert set(found) == {"env-NCCL_PROTO", "arg-attention-backend", "arg-disable-cuda-graph"}
     assert (found["env-NCCL_PROTO"].good, found["env-NCCL_PROTO"].bad) == (None, "Simple")
     assert found["arg-attention-backend"].bad == "flashinfer"
-    assert (found["arg-disable-cuda-graph"].good, found["arg-disable-cuda-graph"].bad) == ("",
-                                                                                          None)
+    assert (found["arg-disable-cuda-graph"].good, found["arg-disable-cuda-graph"].bad) == ("", None)
 
 
 def test_unknown_and_ambiguous_ids(seed_lab: Path) -> None:

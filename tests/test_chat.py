@@ -24,8 +24,9 @@ class Terminal:
         self.seen = 0
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                              text=True).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True
+        ).stdout
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-J", "-S", "-5000", "-t", "chat")
@@ -48,8 +49,9 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             screen = self.screen()
-            found = [(screen.find(t, self.seen), t) for t in texts
-                     if screen.find(t, self.seen) >= 0]
+            found = [
+                (screen.find(t, self.seen), t) for t in texts if screen.find(t, self.seen) >= 0
+            ]
             if found:
                 at, text = min(found)
                 self.seen = at + len(text)
@@ -65,10 +67,14 @@ class Terminal:
 def terminal(tmp_path: Path):
     lab = tmp_path / "lab"
     create_lab("seed", lab)
-    env = " ".join(f"{k}={shlex.quote(os.environ[k])}" for k in (
-        "DEBUG_AGENT_SESSIONS_DIR", "DEBUG_AGENT_STATE_DIR", "DEBUG_AGENT_LAB_TRUTH_DIR"))
-    command = (f"cd {shlex.quote(str(lab))} && env {env} {shlex.quote(sys.executable)} -m agent "
-               f"chat; sleep 30")  # no --symptom: on a terminal, chat asks for it
+    env = " ".join(
+        f"{k}={shlex.quote(os.environ[k])}"
+        for k in ("DEBUG_AGENT_SESSIONS_DIR", "DEBUG_AGENT_STATE_DIR", "DEBUG_AGENT_LAB_TRUTH_DIR")
+    )
+    command = (
+        f"cd {shlex.quote(str(lab))} && env {env} {shlex.quote(sys.executable)} -m agent "
+        f"chat; sleep 30"
+    )  # no --symptom: on a terminal, chat asks for it
     term = Terminal(command, tmp_path)
     yield term
     term.close()
@@ -122,15 +128,26 @@ def test_a_raised_budget_goes_on_and_chat_resumes_any_session(tmp_path: Path) ->
     lab = tmp_path / "lab"
     create_lab("seed", lab)
     lines = "/budget 3\n/run\ny\ny\ny\n/budget 10\n/run\ny\ny\ny\ny\n/quit\n"
-    done = subprocess.run([sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
-                          cwd=lab, input=lines, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
+        cwd=lab,
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "budget_exhausted: /report" in out
     assert out.index("budget_exhausted: /report") < out.index("confirmed: /report")
     session = out.split("left session ")[1].split()[0]
-    resumed = subprocess.run([sys.executable, "-m", "agent", "chat", "--resume", session],
-                             cwd=lab, input="/hypotheses\n/quit\n", capture_output=True,
-                             text=True, timeout=120)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "agent", "chat", "--resume", session],
+        cwd=lab,
+        input="/hypotheses\n/quit\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "parallel_state-2ce853  confirmed" in resumed.stdout

@@ -27,8 +27,9 @@ def test_create_into_non_empty_folder(tmp_path: Path) -> None:
 
 
 def test_create_unknown_kind(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("lab", "create", "nope", str(tmp_path / "l")),
-                           "unknown lab kind 'nope'")
+    _assert_one_line_error(
+        run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"
+    )
 
 
 def test_create_random_needs_a_seed(tmp_path: Path) -> None:
@@ -38,7 +39,8 @@ def test_create_random_needs_a_seed(tmp_path: Path) -> None:
 def test_create_random_noise_out_of_range(tmp_path: Path) -> None:
     _assert_one_line_error(
         run_cli("lab", "create", "random", str(tmp_path / "l"), "--seed", "1", "--noise", "3"),
-        "--noise")
+        "--noise",
+    )
 
 
 def test_truth_of_a_folder_that_is_no_lab(tmp_path: Path) -> None:
@@ -46,8 +48,9 @@ def test_truth_of_a_folder_that_is_no_lab(tmp_path: Path) -> None:
 
 
 def test_serve_without_config(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("lab", "serve", str(tmp_path), "--port", "1"),
-                           "debug-agent.toml")
+    _assert_one_line_error(
+        run_cli("lab", "serve", str(tmp_path), "--port", "1"), "debug-agent.toml"
+    )
 
 
 def test_serve_with_broken_config(tmp_path: Path) -> None:
@@ -64,19 +67,21 @@ def test_serve_on_a_port_in_use(seed_lab: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        _assert_one_line_error(run_cli("lab", "serve", str(seed_lab), "--port", str(port)),
-                               f"port {port} is already in use")
+        _assert_one_line_error(
+            run_cli("lab", "serve", str(seed_lab), "--port", str(port)),
+            f"port {port} is already in use",
+        )
 
 
 @pytest.mark.parametrize("symptom", ["it is slow", "verify", ""])
 def test_unreadable_symptom(symptom: str, tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("investigate", "--symptom", symptom, cwd=tmp_path),
-                           "accepted forms")
+    _assert_one_line_error(
+        run_cli("investigate", "--symptom", symptom, cwd=tmp_path), "accepted forms"
+    )
 
 
 def test_logs_parse_missing_file(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")),
-                           "no such log file")
+    _assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")), "no such log file")
 
 
 def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:

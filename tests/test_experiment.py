@@ -19,8 +19,9 @@ CULPRIT = "parallel_state"
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 @pytest.fixture()
@@ -61,8 +62,17 @@ def test_experiment_numbers_and_hygiene(busy_lab: Path) -> None:
 
 
 def test_env_and_args_reach_the_server(busy_lab: Path) -> None:
-    out = _json_experiment(busy_lab, "--env", "NCCL_DEBUG=INFO", "--env", "NCCL_ALGO=Tree",
-                           "--arg", "--decode-log-interval 5", "--samples", "2")
+    out = _json_experiment(
+        busy_lab,
+        "--env",
+        "NCCL_DEBUG=INFO",
+        "--env",
+        "NCCL_ALGO=Tree",
+        "--arg",
+        "--decode-log-interval 5",
+        "--samples",
+        "2",
+    )
     schedulers = [p for p in out["worker_env"]["processes"] if p["role"] == "scheduler"]
     assert len(schedulers) == 8
     assert {p["env"]["NCCL_DEBUG"] for p in schedulers} == {"INFO"}
@@ -87,8 +97,13 @@ def _cmdline_of(pid: int) -> str:
 
 
 def _start_long_experiment(lab: Path) -> tuple[subprocess.Popen, list[int]]:
-    proc = subprocess.Popen([sys.executable, "-m", "agent", "experiment", "--samples", "400"],
-                            cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "experiment", "--samples", "400"],
+        cwd=lab,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         tree = psutil.Process(proc.pid).children(recursive=True)
@@ -114,7 +129,8 @@ def test_signal_mid_experiment_cleans_up(busy_lab: Path, sig: int, code: int) ->
 
 
 def test_kill_9_stops_the_server_at_once_and_next_start_removes_the_worktree(
-        busy_lab: Path) -> None:
+    busy_lab: Path,
+) -> None:
     before = repo_fingerprint(busy_lab)
     proc, pids = _start_long_experiment(busy_lab)
     assert any("group_keeper" in _cmdline_of(pid) for pid in pids)

@@ -50,8 +50,9 @@ CONFIG = textwrap.dedent("""\
 
 
 def test_a_generic_server_and_command_bench_end_to_end(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"server.py": SERVER, "work.py": WORK, "bench.py": BENCH,
-                                "README.md": "# demo\n"})
+    repo = make_repo(
+        tmp_path, {"server.py": SERVER, "work.py": WORK, "bench.py": BENCH, "README.md": "# demo\n"}
+    )
     (repo / "work.py").write_text(WORK.replace("return base", "return base * 2  # retry once"))
     (repo / "README.md").write_text("# demo\n\nA server that works.\n")
     (repo / "debug-agent.toml").write_text(CONFIG)
@@ -80,9 +81,13 @@ def test_init_writes_a_config_check_accepts(tmp_path: Path) -> None:
 def test_check_says_what_is_wrong(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     (repo / "debug-agent.toml").write_text(
-        '[target]\ngood = "nope"\n[launch]\ncommand = "no-such-server --port {port}"\n')
-    _assert_one_line_error(run_cli("check", cwd=repo), "unknown git ref 'nope'",
-                           "'no-such-server' is not an executable")
+        '[target]\ngood = "nope"\n[launch]\ncommand = "no-such-server --port {port}"\n'
+    )
+    _assert_one_line_error(
+        run_cli("check", cwd=repo),
+        "unknown git ref 'nope'",
+        "'no-such-server' is not an executable",
+    )
     (repo / "debug-agent.toml").write_text('[launch]\ncommand = "x"\n[host]\nssh = "a@b"\n')
     _assert_one_line_error(run_cli("check", cwd=repo), "host")
     _assert_one_line_error(run_cli("init", cwd=tmp_path), "not a git repository")

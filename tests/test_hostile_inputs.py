@@ -16,15 +16,39 @@ from tests.conftest import make_repo, run_cli, tiny_server
 from tests.test_cli_errors import _assert_one_line_error
 from tools.lab.create import create_lab
 
-SYMPTOMS = ["", " ", "verify", "verify -5ms", "verify 0ms", "verify 1e400ms", "verify 1e-400ms",
-            "verify 29ms (was 45)", "82 tok/s (was 60)", "verify NaNms", "verify infms",
-            "\x00\x01", "verify 29ms" * 500, "tok/s", "verify 29 ms (was abc)",
-            "ｖｅｒｉｆｙ ２９ms", "verify 29ms (was 19) (was 18)", "verify 29ms (was -19)",
-            "TTFT 9e99s", "latency 12", "verify 29ms\n(was 19)", "💥 29ms"]
+SYMPTOMS = [
+    "",
+    " ",
+    "verify",
+    "verify -5ms",
+    "verify 0ms",
+    "verify 1e400ms",
+    "verify 1e-400ms",
+    "verify 29ms (was 45)",
+    "82 tok/s (was 60)",
+    "verify NaNms",
+    "verify infms",
+    "\x00\x01",
+    "verify 29ms" * 500,
+    "tok/s",
+    "verify 29 ms (was abc)",
+    "ｖｅｒｉｆｙ ２９ms",
+    "verify 29ms (was 19) (was 18)",
+    "verify 29ms (was -19)",
+    "TTFT 9e99s",
+    "latency 12",
+    "verify 29ms\n(was 19)",
+    "💥 29ms",
+]
 
 CONFIGS = [
-    "[launch\n", "not toml at all = = =", "", "[target]\nrepo = '.'\n",
-    "[launch]\ncommand = 3\n", "[launch]\ncommand = ''\n", "[launch]\ncommand = \"x '{port}\"\n",
+    "[launch\n",
+    "not toml at all = = =",
+    "",
+    "[target]\nrepo = '.'\n",
+    "[launch]\ncommand = 3\n",
+    "[launch]\ncommand = ''\n",
+    '[launch]\ncommand = "x \'{port}"\n',
     "[launch]\ncommand = 'x {port}'\nready = 'health'\n",
     "[launch]\ncommand = 'x {port}'\nready = 'log:(['\n",
     "[launch]\ncommand = 'x {port}'\ntimeout_s = -1\n",
@@ -52,29 +76,57 @@ CONFIGS = [
 ]
 
 ARGV_CASES = [
-    ["replay", "../etc"], ["replay", ""], ["replay", "*"], ["replay", "a/../b"],
-    ["replay", "no-such-session"], ["report", "../../etc/passwd"], ["report", "x", "--html"],
-    ["investigate", "--resume", "../x"], ["investigate", "--resume", "nope"],
-    ["investigate"], ["investigate", "--symptom", "verify 29ms", "--max-launches", "1"],
+    ["replay", "../etc"],
+    ["replay", ""],
+    ["replay", "*"],
+    ["replay", "a/../b"],
+    ["replay", "no-such-session"],
+    ["report", "../../etc/passwd"],
+    ["report", "x", "--html"],
+    ["investigate", "--resume", "../x"],
+    ["investigate", "--resume", "nope"],
+    ["investigate"],
+    ["investigate", "--symptom", "verify 29ms", "--max-launches", "1"],
     ["investigate", "--symptom", "verify 29ms", "--max-launches", "abc"],
-    ["chat", "--resume", "../../x"], ["sessions", "--dir", "/nonexistent/folder"],
-    ["logs", "parse", "/nonexistent.log"], ["logs", "parse", "/"], ["logs", "parse", ""],
-    ["env", "0"], ["env", "-1"], ["env", "abc"], ["env", "999999999"],
-    ["lab", "create", "nope", "/tmp/x-never"], ["lab", "truth", "/nonexistent"],
-    ["lab", "bench", "--scenarios", "-1"], ["lab", "bench", "--scenarios", "1", "--noise", "9"],
-    ["paths", "--repo", "/nonexistent", "x.py"], ["paths", "--log", "/nonexistent", "x.py"],
-    ["diff", "--config", "/nonexistent.toml"], ["check", "--config", "/"],
-    ["experiment", "--config", "/nonexistent.toml"], ["nosuchcommand"], ["--bogus-flag"],
+    ["chat", "--resume", "../../x"],
+    ["sessions", "--dir", "/nonexistent/folder"],
+    ["logs", "parse", "/nonexistent.log"],
+    ["logs", "parse", "/"],
+    ["logs", "parse", ""],
+    ["env", "0"],
+    ["env", "-1"],
+    ["env", "abc"],
+    ["env", "999999999"],
+    ["lab", "create", "nope", "/tmp/x-never"],
+    ["lab", "truth", "/nonexistent"],
+    ["lab", "bench", "--scenarios", "-1"],
+    ["lab", "bench", "--scenarios", "1", "--noise", "9"],
+    ["paths", "--repo", "/nonexistent", "x.py"],
+    ["paths", "--log", "/nonexistent", "x.py"],
+    ["diff", "--config", "/nonexistent.toml"],
+    ["check", "--config", "/"],
+    ["experiment", "--config", "/nonexistent.toml"],
+    ["nosuchcommand"],
+    ["--bogus-flag"],
 ]
 
-EXPERIMENT_ARGS = [["--arg", "--foo 'bar"], ["--env", "=x"], ["--env", "NOEQUALS"],
-                   ["--revert", "nope"], ["--apply", "nope"], ["--env", "A=1", "--arg", "\""],
-                   ["--revert", "a", "--apply", "b"], ["--samples", "0"],
-                   ["--launches", "0"], ["--metric", "nope", "--samples", "1"]]
+EXPERIMENT_ARGS = [
+    ["--arg", "--foo 'bar"],
+    ["--env", "=x"],
+    ["--env", "NOEQUALS"],
+    ["--revert", "nope"],
+    ["--apply", "nope"],
+    ["--env", "A=1", "--arg", '"'],
+    ["--revert", "a", "--apply", "b"],
+    ["--samples", "0"],
+    ["--launches", "0"],
+    ["--metric", "nope", "--samples", "1"],
+]
 
 
-def _main(argv: list[str], cwd: Path, capsys: pytest.CaptureFixture[str],
-          monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+def _main(
+    argv: list[str], cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
     from agent.cli import main
 
     monkeypatch.chdir(cwd)
@@ -104,8 +156,12 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("symptom", SYMPTOMS)
-def test_symptoms(symptom: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_symptoms(
+    symptom: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     (tmp_path / "debug-agent.toml").write_text("[launch]\ncommand = '\n")  # never launches
     code, output = _main(["investigate", "--symptom", symptom], tmp_path, capsys, monkeypatch)
     _calm(code, output)
@@ -114,8 +170,13 @@ def test_symptoms(symptom: str, tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("command", ["check", "diff", "investigate"])
-def test_configs(config: str, command: str, repo: Path, capsys: pytest.CaptureFixture[str],
-                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_configs(
+    config: str,
+    command: str,
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     (repo / "debug-agent.toml").write_bytes(config.encode("utf-8", "surrogateescape"))
     argv = [command] + (["--symptom", "verify 29ms"] if command == "investigate" else [])
     code, output = _main(argv, repo, capsys, monkeypatch)
@@ -125,15 +186,22 @@ def test_configs(config: str, command: str, repo: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize("argv", ARGV_CASES, ids=lambda a: " ".join(a)[:40])
-def test_commands(argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commands(
+    argv: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _calm(*_main(argv, tmp_path, capsys, monkeypatch))
 
 
 @pytest.mark.parametrize("args", EXPERIMENT_ARGS, ids=lambda a: " ".join(a)[:40])
-def test_experiment_arguments(args: list[str], seed_lab: Path,
-                              capsys: pytest.CaptureFixture[str],
-                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_experiment_arguments(
+    args: list[str],
+    seed_lab: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     code, output = _main(["experiment", *args], seed_lab, capsys, monkeypatch)
     _calm(code, output)
     assert code != 0
@@ -155,23 +223,30 @@ def test_a_server_that_dies_mid_benchmark_is_reported_as_exited(tmp_path: Path) 
     repo = make_repo(tmp_path, {"server.py": DYING, "x.py": "X = 1\n"})
     (repo / "x.py").write_text("X = 2\n")
     (repo / "debug-agent.toml").write_text(
-        "[launch]\ncommand = '{python} server.py {port}'\ntimeout_s = 30\n[bench]\nwarmup = 0\n")
+        "[launch]\ncommand = '{python} server.py {port}'\ntimeout_s = 30\n[bench]\nwarmup = 0\n"
+    )
     done = run_cli("experiment", "--samples", "1", "--metric", "tok_s", cwd=repo)
-    _assert_one_line_error(done, "server exited with code 3 during the benchmark",
-                           "illegal memory access", "server-1.log")
+    _assert_one_line_error(
+        done,
+        "server exited with code 3 during the benchmark",
+        "illegal memory access",
+        "server-1.log",
+    )
 
 
 NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: -12')\nprint('latency_ms: inf')\n"
 
 
 def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path, {"server.py": tiny_server("pass"), "bench.py": NAN_BENCH,
-                                "x.py": "X = 1\n"})
+    repo = make_repo(
+        tmp_path, {"server.py": tiny_server("pass"), "bench.py": NAN_BENCH, "x.py": "X = 1\n"}
+    )
     (repo / "x.py").write_text("X = 2\n")
     (repo / "debug-agent.toml").write_text(
         "[launch]\ncommand = '{python} server.py {port}'\ntimeout_s = 30\n[bench]\n"
         "kind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
-        "metric_regex = 'latency_ms: (\\S+)'\n")
+        "metric_regex = 'latency_ms: (\\S+)'\n"
+    )
     done = run_cli("experiment", cwd=repo)
     _assert_one_line_error(done, "latency_ms = nan, -12, inf: not a measurement")
 
@@ -179,8 +254,16 @@ def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
 def test_sessions_in_a_pipe_show_whole_ids_and_json(tmp_path: Path) -> None:
     lab = tmp_path / "lab"
     create_lab("seed", lab)
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--max-launches", "2",
-                   cwd=lab, timeout=300)
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        "--max-launches",
+        "2",
+        cwd=lab,
+        timeout=300,
+    )
     session = json.loads(done.stdout)["session"]
     listed = run_cli("sessions", cwd=lab)  # stdout is a pipe here, as in `| grep`
     assert any(line.split("\t")[0] == session for line in listed.stdout.splitlines())
@@ -195,10 +278,20 @@ def test_help_shows_defaults_whole() -> None:
 
 def test_an_unwritable_sessions_folder_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    done = run_cli("investigate", "--symptom", "verify 29ms", cwd=tmp_path,
-                   env={"DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "file" / "sessions")})
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        cwd=tmp_path,
+        env={"DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "file" / "sessions")},
+    )
     _assert_one_line_error(done, "cannot write the sessions folder")
-    done = run_cli("investigate", "--symptom", "verify 29ms", cwd=tmp_path,
-                   env={"DEBUG_AGENT_STATE_DIR": "/sys/fs/debug-agent-state"})
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        cwd=tmp_path,
+        env={"DEBUG_AGENT_STATE_DIR": "/sys/fs/debug-agent-state"},
+    )
     _assert_one_line_error(done, "cannot write the state folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -12,7 +12,8 @@ from tools.proc.worker_env import worker_env
 
 
 def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
-        seed_lab: Path, tmp_path: Path) -> None:
+    seed_lab: Path, tmp_path: Path
+) -> None:
     config = load_config(seed_lab)
     trace_dir = tmp_path / "trace"
     trace_dir.mkdir()

@@ -25,11 +25,13 @@ time.sleep(3600)
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_a_hung_request_stops_everything_and_says_how_to_resume(
-        tmp_path: Path, sig: signal.Signals) -> None:
+    tmp_path: Path, sig: signal.Signals
+) -> None:
     marker = tmp_path / "hanging.pid"
     repo = make_repo(tmp_path, {"server.py": HANGING, "work.py": "X = 1\n"})
     (repo / "work.py").write_text("X = 2\n")
-    (repo / "debug-agent.toml").write_text(textwrap.dedent(f"""\
+    (repo / "debug-agent.toml").write_text(
+        textwrap.dedent(f"""\
         [launch]
         command = "{{python}} server.py {{port}} {marker}"
         timeout_s = 30
@@ -37,11 +39,16 @@ def test_a_signal_during_a_hung_request_stops_everything_and_says_how_to_resume(
         requests = 2
         timeout_s = 600
         warmup = 0  # the hung request is one of the pool's, not the warm-up
-    """))
-    agent = subprocess.Popen([sys.executable, "-m", "agent", "investigate", "--symptom",
-                              "TPOT 35ms"], cwd=repo, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True,
-                             env={**os.environ, "COLUMNS": "200"})
+    """)
+    )
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "agent", "investigate", "--symptom", "TPOT 35ms"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     try:
         deadline = time.monotonic() + 60
         while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:

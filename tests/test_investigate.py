@@ -14,32 +14,39 @@ from tools.lab.truth import load_truth
 
 
 def _investigate(cwd: Path, *extra: str) -> tuple[dict, str]:
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", *extra, cwd=cwd,
-                   timeout=300)
+    done = run_cli(
+        "investigate", "--symptom", "verify 29ms", "--json", *extra, cwd=cwd, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout), done.stderr
 
 
 def _truth_keys(lab: Path) -> set[str]:
-    return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}"
-            for e in load_truth(lab).culprits}
+    return {
+        e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}" for e in load_truth(lab).culprits
+    }
 
 
 def _named_keys(result: dict, lab: Path) -> set[str]:
     diff = json.loads(run_cli("diff", "--json", cwd=lab).stdout)["candidates"]
     by_id = {c["id"]: c for c in diff}
-    return {by_id[c["id"]]["name"] if c["kind"] == "env"
-            else f"{by_id[c['id']]['file']} {by_id[c['id']]['header']}"
-            for c in result["culprits"]}
+    return {
+        by_id[c["id"]]["name"]
+        if c["kind"] == "env"
+        else f"{by_id[c['id']]['file']} {by_id[c['id']]['header']}"
+        for c in result["culprits"]
+    }
 
 
 def test_empty_folder_investigates_the_seed_lab(tmp_path: Path) -> None:
     result, err = _investigate(tmp_path)
-    assert err.splitlines()[0].startswith(f"No debug-agent.toml in {tmp_path}: investigating "
-                                          "the built-in seed lab")
+    assert err.splitlines()[0].startswith(
+        f"No debug-agent.toml in {tmp_path}: investigating the built-in seed lab"
+    )
     assert result["status"] == "confirmed"
     assert [c["file"] for c in result["culprits"]] == [
-        "python/sglang/srt/distributed/parallel_state.py"]
+        "python/sglang/srt/distributed/parallel_state.py"
+    ]
     built = Path(err.splitlines()[0].split("(built in ")[1].rstrip(")."))
     assert not built.exists() and not built.parent.exists(), "the temporary lab is left"
 
@@ -49,8 +56,9 @@ def test_a_config_beside_the_repository_investigates_it(tmp_path: Path) -> None:
     create_lab("seed", lab)
     elsewhere = tmp_path / "configs"
     elsewhere.mkdir()  # not a git repository: [target] repo names the one to study
-    (elsewhere / "debug-agent.toml").write_text((lab / "debug-agent.toml").read_text().replace(
-        'repo = "."', f'repo = "{lab}"'))
+    (elsewhere / "debug-agent.toml").write_text(
+        (lab / "debug-agent.toml").read_text().replace('repo = "."', f'repo = "{lab}"')
+    )
     assert run_cli("check", cwd=elsewhere).returncode == 0
     result, _ = _investigate(elsewhere)
     assert result["status"] == "confirmed" and result["target"]["repo"] == str(lab)
@@ -85,7 +93,8 @@ def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert all(e["text"] and e["node"] and e["kind"] for e in events)
     assert {"gather", "hypothesize", "plan", "experiment", "judge", "report"} <= {
-        e["node"] for e in events}
+        e["node"] for e in events
+    }
 
 
 def _first_seed(shape: str) -> int:
@@ -119,8 +128,14 @@ def test_lab_bench_scores_against_the_truth() -> None:
     done = run_cli("lab", "bench", "--scenarios", "2", "--seed", "3", "--json", timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     out = json.loads(done.stdout)
-    assert set(out["summary"]) == {"correct", "wrong", "inconclusive", "median_launches",
-                                   "median_bisect_launches", "median_ddmin_launches"}
+    assert set(out["summary"]) == {
+        "correct",
+        "wrong",
+        "inconclusive",
+        "median_launches",
+        "median_bisect_launches",
+        "median_ddmin_launches",
+    }
     assert out["summary"]["wrong"] == 0 and len(out["scenarios"]) == 2
     assert all(s["bisect_launches"] >= 2 for s in out["scenarios"])
 
@@ -132,8 +147,9 @@ def test_hundreds_of_drops_print_one_line_per_reason(tmp_path: Path) -> None:
     unused.mkdir()
     for i in range(120):  # modules no server process ever imports
         (unused / f"helper_{i:03d}.py").write_text(f"def helper_{i}():\n    return {i}\n")
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--max-launches", "2", cwd=lab,
-                   timeout=300)  # the drops are printed before the first search launch
+    done = run_cli(
+        "investigate", "--symptom", "verify 29ms", "--max-launches", "2", cwd=lab, timeout=300
+    )  # the drops are printed before the first search launch
     assert done.returncode == 0, done.stderr[-3000:]
     printed = (done.stdout + done.stderr).splitlines()
     assert max(len(line) for line in printed) < 1000
@@ -141,6 +157,8 @@ def test_hundreds_of_drops_print_one_line_per_reason(tmp_path: Path) -> None:
     assert len(summary) == 1 and "file never imported (e.g. " in summary[0], printed[:40]
     assert not any("dropped helper_" in line for line in printed)
     session = next(line.split("report: ")[1] for line in printed if "report: " in line)
-    events = [json.loads(line) for line in
-              Path(session).with_name("transcript.jsonl").read_text().splitlines()[1:]]
+    events = [
+        json.loads(line)
+        for line in Path(session).with_name("transcript.jsonl").read_text().splitlines()[1:]
+    ]
     assert sum(e["text"].startswith("dropped helper_") for e in events) == 120

@@ -17,8 +17,13 @@ from tools.node.nodes import LocalNode
 def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
     config = load_config(lab)
     node = LocalNode(config.python, lab, lab)
-    result = measure(config, node, lab, lab / ".debug-agent-logs" / "bench.log",
-                     transform_argv=without_speculative if no_spec else None)
+    result = measure(
+        config,
+        node,
+        lab,
+        lab / ".debug-agent-logs" / "bench.log",
+        transform_argv=without_speculative if no_spec else None,
+    )
     assert len(result.bench.samples) == config.bench.requests
     return result.bench.metrics[metric].median
 

@@ -19,8 +19,9 @@ from tools.proc.server import free_port, running_server
 
 
 def _diff(lab: Path) -> str:
-    return subprocess.run(["git", "-C", str(lab), "diff", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(lab), "diff", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_same_seed_same_scenario(tmp_path: Path) -> None:
@@ -40,9 +41,18 @@ def test_every_shape_and_size_is_drawn() -> None:
     sizes = {s.size for s in scenarios}
     assert min(sizes) == MIN_CHANGES and max(sizes) == MAX_CHANGES
     kinds = {c.kind for s in scenarios for c in s.changes}
-    for kind in ("unexecuted-backend", "other-architecture-branch", "comment-only",
-                 "log-message-only", "env-not-propagated", "perf-neutral-refactor",
-                 "small-improvement", "interacting-pair", "additive", "server-arg-default"):
+    for kind in (
+        "unexecuted-backend",
+        "other-architecture-branch",
+        "comment-only",
+        "log-message-only",
+        "env-not-propagated",
+        "perf-neutral-refactor",
+        "small-improvement",
+        "interacting-pair",
+        "additive",
+        "server-arg-default",
+    ):
         assert kind in kinds
 
 
@@ -55,10 +65,14 @@ def test_fifty_seeds_all_launch(tmp_path: Path) -> None:
         assert truth.regression == bool(truth.culprits)
         config = load_config(lab)
         port = free_port()
-        with running_server(config.launch_argv(port), lab, config.launch.env, port,
-                            lab / "server.log", timeout_s=60) as server:
-            reply = httpx.post(server.base_url + "/generate", timeout=30, json={
-                "text": "hi", "sampling_params": {"max_new_tokens": 4}}).json()
+        with running_server(
+            config.launch_argv(port), lab, config.launch.env, port, lab / "server.log", timeout_s=60
+        ) as server:
+            reply = httpx.post(
+                server.base_url + "/generate",
+                timeout=30,
+                json={"text": "hi", "sampling_params": {"max_new_tokens": 4}},
+            ).json()
             assert reply["meta_info"]["completion_tokens"] == 4, seed
 
 
@@ -83,8 +97,11 @@ def test_ground_truth_holds_when_measured(shape: str, tmp_path: Path) -> None:
     config = load_config(lab)
     bad_env = config.launch.env
     good_env = config.baseline.env or bad_env
-    fixed_env = {k: v for k, v in bad_env.items()
-                 if not any(e.name == k and e.role == "culprit" for e in scenario.env)}
+    fixed_env = {
+        k: v
+        for k, v in bad_env.items()
+        if not any(e.name == k and e.role == "culprit" for e in scenario.env)
+    }
     culprits = [c for c in scenario.changes if c.role == "culprit"]
     good = _verify_ms(lab_copy_reverting(lab, tmp_path, scenario.changes), good_env)
     bad = _verify_ms(lab, bad_env)

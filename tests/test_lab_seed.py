@@ -21,8 +21,9 @@ STORY_FILES = [
 
 
 def git(lab: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(lab), *args], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(lab), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_diff_stat_lists_the_story_files(seed_lab: Path) -> None:
@@ -53,8 +54,10 @@ def test_head_is_the_good_state_and_reproducible(seed_lab: Path, tmp_path: Path)
     assert git(seed_lab, "diff", "HEAD") == git(other, "diff", "HEAD")
     head_text = git(seed_lab, "show", "HEAD:python/sglang/srt/distributed/parallel_state.py")
     assert "1 < num_tokens" not in head_text
-    assert "1 < num_tokens" in (seed_lab / "python/sglang/srt/distributed/parallel_state.py"
-                                ).read_text()
+    assert (
+        "1 < num_tokens"
+        in (seed_lab / "python/sglang/srt/distributed/parallel_state.py").read_text()
+    )
 
 
 def test_truth_names_the_culprit_and_lives_outside_the_lab(seed_lab: Path) -> None:
@@ -62,15 +65,17 @@ def test_truth_names_the_culprit_and_lives_outside_the_lab(seed_lab: Path) -> No
     assert done.returncode == 0, done.stderr
     truth = json.loads(done.stdout)
     assert [c["file"] for c in truth["culprits"]] == [
-        "python/sglang/srt/distributed/parallel_state.py"]
+        "python/sglang/srt/distributed/parallel_state.py"
+    ]
     assert truth["culprits"][0]["hunk"].startswith("@@ ")
     decoy_files = {d["file"] for d in truth["decoys"]}
     assert set(STORY_FILES) - decoy_files == {"python/sglang/srt/distributed/parallel_state.py"}
     path = truth_path(seed_lab)
     assert path.exists()
     assert seed_lab.resolve() not in path.resolve().parents
-    tracked_or_not = subprocess.run(["grep", "-rl", "culprit", str(seed_lab)],
-                                    capture_output=True, text=True).stdout
+    tracked_or_not = subprocess.run(
+        ["grep", "-rl", "culprit", str(seed_lab)], capture_output=True, text=True
+    ).stdout
     assert tracked_or_not == ""
 
 

@@ -35,20 +35,29 @@ def test_serve_then_stop_leaves_no_process(seed_lab: Path, stop_signal: int) -> 
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "agent", "lab", "serve", str(seed_lab), "--port", str(port)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         _wait_health(port, proc)
         base = f"http://127.0.0.1:{port}"
-        reply = httpx.post(base + "/generate", json={
-            "text": "hello", "sampling_params": {"max_new_tokens": 16}}, timeout=30).json()
+        reply = httpx.post(
+            base + "/generate",
+            json={"text": "hello", "sampling_params": {"max_new_tokens": 16}},
+            timeout=30,
+        ).json()
         assert reply["meta_info"]["completion_tokens"] == 16
         assert reply["meta_info"]["spec_verify_ct"] >= 1
         for route in ("/get_server_info", "/server_info"):
             info = httpx.get(base + route, timeout=5).json()
             assert info["attention_backend"] == "triton"
             assert info["tp_size"] == 8
-        completion = httpx.post(base + "/v1/completions", json={
-            "model": "x", "prompt": "hi", "max_tokens": 8}, timeout=30).json()
+        completion = httpx.post(
+            base + "/v1/completions",
+            json={"model": "x", "prompt": "hi", "max_tokens": 8},
+            timeout=30,
+        ).json()
         assert completion["usage"]["completion_tokens"] == 8
         tree = psutil.Process(proc.pid).children(recursive=True)
         schedulers = [p for p in tree if "multiprocessing" in " ".join(p.cmdline())]

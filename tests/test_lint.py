@@ -9,6 +9,7 @@ from tests.conftest import REPO_ROOT
 
 
 def test_ruff_clean() -> None:
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", str(REPO_ROOT)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", str(REPO_ROOT)], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -24,9 +24,18 @@ def scripted_endpoint(tmp_path: Path):
     def start(script: list[dict]) -> tuple[str, Path]:
         (tmp_path / "script.json").write_text(json.dumps(script))
         port, log = free_port(), tmp_path / "requests.log"
-        proc = subprocess.Popen([sys.executable, "-m", "agent.llm.script_server",
-                                 str(tmp_path / "script.json"), "--port", str(port),
-                                 "--requests-log", str(log)])
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agent.llm.script_server",
+                str(tmp_path / "script.json"),
+                "--port",
+                str(port),
+                "--requests-log",
+                str(log),
+            ]
+        )
         procs.append(proc)
         url = f"http://127.0.0.1:{port}/v1"
         for _ in range(100):
@@ -45,23 +54,52 @@ def scripted_endpoint(tmp_path: Path):
 
 
 def _rank(weights: dict[str, float]) -> dict:
-    return {"tool_calls": [{"name": "set_priors", "arguments": {"rankings": [
-        {"candidate": cid, "weight": w, "reason": f"the model's view of {cid}"}
-        for cid, w in weights.items()]}}]}
+    return {
+        "tool_calls": [
+            {
+                "name": "set_priors",
+                "arguments": {
+                    "rankings": [
+                        {"candidate": cid, "weight": w, "reason": f"the model's view of {cid}"}
+                        for cid, w in weights.items()
+                    ]
+                },
+            }
+        ]
+    }
 
 
 def _investigate(cwd: Path, url: str) -> dict:
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--llm-base-url", url,
-                   "--llm-model", "scripted", cwd=cwd, timeout=300,
-                   env={"OPENAI_API_KEY": SECRET})
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        "--llm-base-url",
+        url,
+        "--llm-model",
+        "scripted",
+        cwd=cwd,
+        timeout=300,
+        env={"OPENAI_API_KEY": SECRET},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
 def test_a_model_that_insists_on_flashinfer_is_refuted_by_measurement(
-        scripted_endpoint, tmp_path: Path) -> None:
-    narrative = {"tool_calls": [{"name": "write_summary", "arguments": {
-        "text": "The all-reduce split in parallel_state.py slows every verify by 10 ms."}}]}
+    scripted_endpoint, tmp_path: Path
+) -> None:
+    narrative = {
+        "tool_calls": [
+            {
+                "name": "write_summary",
+                "arguments": {
+                    "text": "The all-reduce split in parallel_state.py slows every verify by 10 ms."
+                },
+            }
+        ]
+    }
     url, requests = scripted_endpoint([_rank({FLASHINFER: 10, CULPRIT: 1}), narrative])
     result = _investigate(tmp_path, url)
     assert result["llm"]["narrative"].startswith("The all-reduce split")
@@ -77,8 +115,16 @@ def test_a_model_that_insists_on_flashinfer_is_refuted_by_measurement(
             assert SECRET not in path.read_text(errors="replace"), path
     assert SECRET not in requests.read_text()  # nor in what the model was shown
     # the same answers, played back from the session instead of an endpoint
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--llm-replay",
-                   str(session), cwd=tmp_path, timeout=300)
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        "--llm-replay",
+        str(session),
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     replayed = json.loads(done.stdout)
     assert replayed["llm"]["claims"][0]["status"] == "refuted"
@@ -87,15 +133,21 @@ def test_a_model_that_insists_on_flashinfer_is_refuted_by_measurement(
 
 def test_bad_answers_are_recovered_from(scripted_endpoint, tmp_path: Path) -> None:
     pwned = tmp_path / "pwned"
-    url, _ = scripted_endpoint([
-        {"http_status": 500}, {"content": ""},
-        {"tool_calls": [{"name": "run_shell", "arguments": {"cmd": f"touch {pwned}"}}]},
-        {"tool_calls": [{"name": "set_priors", "arguments": '{"rankings": [{"cand'}]},
-        _rank({CULPRIT: 9})])
+    url, _ = scripted_endpoint(
+        [
+            {"http_status": 500},
+            {"content": ""},
+            {"tool_calls": [{"name": "run_shell", "arguments": {"cmd": f"touch {pwned}"}}]},
+            {"tool_calls": [{"name": "set_priors", "arguments": '{"rankings": [{"cand'}]},
+            _rank({CULPRIT: 9}),
+        ]
+    )
     result = _investigate(tmp_path, url)
     assert result["status"] == "confirmed" and result["llm"]["calls"] >= 5
-    events = [json.loads(line) for line in
-              (Path(result["session_dir"]) / "transcript.jsonl").read_text().splitlines()[1:]]
+    events = [
+        json.loads(line)
+        for line in (Path(result["session_dir"]) / "transcript.jsonl").read_text().splitlines()[1:]
+    ]
     errors = " | ".join(e["text"] for e in events if e["kind"] == "error")
     for needle in ("HTTP 500", "no tool call", "unknown tool 'run_shell'", "invalid"):
         assert needle in errors
@@ -104,7 +156,8 @@ def test_bad_answers_are_recovered_from(scripted_endpoint, tmp_path: Path) -> No
 
 
 def test_a_model_that_never_answers_well_leaves_the_rules_in_charge(
-        scripted_endpoint, tmp_path: Path) -> None:
+    scripted_endpoint, tmp_path: Path
+) -> None:
     url, _ = scripted_endpoint([{"content": "I think it is the flashinfer change."}])
     result = _investigate(tmp_path, url)
     assert result["status"] == "confirmed" and result["llm"]["claims"] == []
@@ -113,23 +166,51 @@ def test_a_model_that_never_answers_well_leaves_the_rules_in_charge(
 
 
 def test_chat_free_text_goes_to_the_model_and_its_tools_are_validated(
-        scripted_endpoint, tmp_path: Path) -> None:
+    scripted_endpoint, tmp_path: Path
+) -> None:
     from tools.lab.create import create_lab
 
-    url, _ = scripted_endpoint([
-        {"content": "flashinfer_mla_backend.py was never imported, so it cannot matter.",
-         "tool_calls": [{"name": "drop_hypothesis", "arguments": {
-             "candidate": "engine-3dcdd1", "reason": "it only sets NCCL variables"}},
-             {"name": "rm_rf", "arguments": {"path": "/"}}]},
-        _rank({CULPRIT: 9}),
-        {"tool_calls": [{"name": "write_summary", "arguments": {"text": "Done."}}]}])
+    url, _ = scripted_endpoint(
+        [
+            {
+                "content": "flashinfer_mla_backend.py was never imported, so it cannot matter.",
+                "tool_calls": [
+                    {
+                        "name": "drop_hypothesis",
+                        "arguments": {
+                            "candidate": "engine-3dcdd1",
+                            "reason": "it only sets NCCL variables",
+                        },
+                    },
+                    {"name": "rm_rf", "arguments": {"path": "/"}},
+                ],
+            },
+            _rank({CULPRIT: 9}),
+            {"tool_calls": [{"name": "write_summary", "arguments": {"text": "Done."}}]},
+        ]
+    )
     lab = tmp_path / "lab"
     create_lab("seed", lab)
     done = subprocess.run(
-        [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms", "--yes",
-         "--llm-base-url", url, "--llm-model", "scripted"], cwd=lab, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "agent",
+            "chat",
+            "--symptom",
+            "verify 29ms",
+            "--yes",
+            "--llm-base-url",
+            url,
+            "--llm-model",
+            "scripted",
+        ],
+        cwd=lab,
+        timeout=300,
         input="why is the flashinfer change not suspicious?\n/run\n/hypotheses\n/quit\n",
-        capture_output=True, text=True)
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout
     assert "was never imported, so it cannot matter" in out
@@ -138,10 +219,15 @@ def test_chat_free_text_goes_to_the_model_and_its_tools_are_validated(
     assert "engine-3dcdd1  dropped" in out and "confirmed: /report" in out
 
 
-def test_the_model_picks_among_the_planners_experiments(scripted_endpoint,
-                                                       tmp_path: Path) -> None:
-    choose_second = {"tool_calls": [{"name": "choose_experiment", "arguments": {
-        "option": 2, "reason": "rule out the NCCL patches first"}}]}
+def test_the_model_picks_among_the_planners_experiments(scripted_endpoint, tmp_path: Path) -> None:
+    choose_second = {
+        "tool_calls": [
+            {
+                "name": "choose_experiment",
+                "arguments": {"option": 2, "reason": "rule out the NCCL patches first"},
+            }
+        ]
+    }
     summary = {"tool_calls": [{"name": "write_summary", "arguments": {"text": "Done."}}]}
     url, _ = scripted_endpoint([_rank({CULPRIT: 5}), choose_second, summary])
     result = _investigate(tmp_path, url)

@@ -13,21 +13,40 @@ import pytest
 
 from tests.conftest import REPO_ROOT, run_cli
 
-LOG = REPO_ROOT / "tests" / "data" / "sglang-logs" / (
-    "046-server-args-complete-kimi-k2.5-rocm-tp8-sglang-serve-noise.log")
+LOG = (
+    REPO_ROOT
+    / "tests"
+    / "data"
+    / "sglang-logs"
+    / ("046-server-args-complete-kimi-k2.5-rocm-tp8-sglang-serve-noise.log")
+)
 ATTN = "python/sglang/srt/layers/attention/"
 
 
 def _download(version: str, folder: Path) -> Path:
     """The real SGLang source of `version` (its Python files: imports are followed) in `folder`."""
     wheels = folder / "wheel"
-    subprocess.run([sys.executable, "-m", "pip", "download", f"sglang=={version}", "--no-deps",
-                    "-q", "-d", str(wheels)], check=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            f"sglang=={version}",
+            "--no-deps",
+            "-q",
+            "-d",
+            str(wheels),
+        ],
+        check=True,
+        timeout=600,
+    )
     wheel = next(wheels.glob(f"sglang-{version}-*.whl"))
     source = folder / "source"
     with zipfile.ZipFile(wheel) as z:
-        z.extractall(source, [n for n in z.namelist()
-                              if n.startswith("sglang/") and n.endswith(".py")])
+        z.extractall(
+            source, [n for n in z.namelist() if n.startswith("sglang/") and n.endswith(".py")]
+        )
     return source
 
 
@@ -38,30 +57,51 @@ def sglang_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_registry_evidence_on_the_real_source(sglang_source: Path) -> None:
     assert LOG.exists(), f"the real logs are needed at {LOG}"
-    done = run_cli("paths", "--log", str(LOG), "--repo", str(sglang_source), "--json",
-                   ATTN + "flashinfer_mla_backend.py", ATTN + "triton_backend.py")
+    done = run_cli(
+        "paths",
+        "--log",
+        str(LOG),
+        "--repo",
+        str(sglang_source),
+        "--json",
+        ATTN + "flashinfer_mla_backend.py",
+        ATTN + "triton_backend.py",
+    )
     assert done.returncode == 0, done.stderr
     files = {Path(f["path"]).name: f for f in json.loads(done.stdout)["files"]}
     mla, triton = files["flashinfer_mla_backend.py"], files["triton_backend.py"]
     assert mla["status"] == "off" and triton["status"] == "on"
-    assert any("attention_registry.py:" in e and "register_attention_backend('flashinfer')" in e
-               for e in mla["evidence"])
+    assert any(
+        "attention_registry.py:" in e and "register_attention_backend('flashinfer')" in e
+        for e in mla["evidence"]
+    )
     assert any("register_attention_backend('triton')" in e for e in triton["evidence"])
     assert any("attention_backend='triton'" in e for e in mla["evidence"])
 
 
 def test_model_files_follow_the_architecture(sglang_source: Path) -> None:
-    done = run_cli("paths", "--log", str(LOG), "--repo", str(sglang_source), "--arch",
-                   "DeepseekV3ForCausalLM", "--json", "python/sglang/srt/models/glm4_moe.py",
-                   "python/sglang/srt/models/deepseek_v2.py")
+    done = run_cli(
+        "paths",
+        "--log",
+        str(LOG),
+        "--repo",
+        str(sglang_source),
+        "--arch",
+        "DeepseekV3ForCausalLM",
+        "--json",
+        "python/sglang/srt/models/glm4_moe.py",
+        "python/sglang/srt/models/deepseek_v2.py",
+    )
     files = {Path(f["path"]).name: f["status"] for f in json.loads(done.stdout)["files"]}
     assert files == {"glm4_moe.py": "off", "deepseek_v2.py": "on"}
 
 
 def test_paths_in_a_lab_uses_its_changed_files(seed_lab: Path, tmp_path: Path) -> None:
     log = tmp_path / "server.log"
-    log.write_text("[2026-01-01 00:00:00] server_args=ServerArgs(model_path='moonshotai/Kimi-K2.5'"
-                   ", attention_backend='triton', tp_size=8)\n")
+    log.write_text(
+        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='moonshotai/Kimi-K2.5'"
+        ", attention_backend='triton', tp_size=8)\n"
+    )
     done = run_cli("paths", "--log", str(log), "--json", cwd=seed_lab)
     assert done.returncode == 0, done.stderr
     files = {Path(f["path"]).name: f["status"] for f in json.loads(done.stdout)["files"]}
@@ -79,13 +119,23 @@ def test_an_older_layout_is_read_from_its_model_runner(tmp_path: Path) -> None:
     server_args.attention_backend in model_runner.py, which the same command reads."""
     source = _download("0.4.0", tmp_path)
     log = tmp_path / "server.log"
-    log.write_text("[2024-12-04 10:00:00] server_args=ServerArgs(model_path='meta-llama/"
-                   "Llama-3.1-8B-Instruct', attention_backend='triton', tp_size=1, "
-                   "enable_double_sparsity=False)\n")
+    log.write_text(
+        "[2024-12-04 10:00:00] server_args=ServerArgs(model_path='meta-llama/"
+        "Llama-3.1-8B-Instruct', attention_backend='triton', tp_size=1, "
+        "enable_double_sparsity=False)\n"
+    )
     attn = "sglang/srt/layers/attention/"
-    done = run_cli("paths", "--log", str(log), "--repo", str(source), "--json",
-                   attn + "flashinfer_backend.py", attn + "triton_backend.py",
-                   attn + "double_sparsity_backend.py")
+    done = run_cli(
+        "paths",
+        "--log",
+        str(log),
+        "--repo",
+        str(source),
+        "--json",
+        attn + "flashinfer_backend.py",
+        attn + "triton_backend.py",
+        attn + "double_sparsity_backend.py",
+    )
     assert done.returncode == 0, done.stderr
     files = {Path(f["path"]).name: f for f in json.loads(done.stdout)["files"]}
     assert files["flashinfer_backend.py"]["status"] == "off"
@@ -98,8 +148,15 @@ def test_an_older_layout_is_read_from_its_model_runner(tmp_path: Path) -> None:
     assert "only if not self.server_args.enable_double_sparsity" in triton
     assert "enable_double_sparsity=False" in triton
     log.write_text(log.read_text().replace(", enable_double_sparsity=False", ""))
-    done = run_cli("paths", "--log", str(log), "--repo", str(source), "--json",
-                   attn + "double_sparsity_backend.py")
+    done = run_cli(
+        "paths",
+        "--log",
+        str(log),
+        "--repo",
+        str(source),
+        "--json",
+        attn + "double_sparsity_backend.py",
+    )
     assert json.loads(done.stdout)["files"][0]["status"] == "unknown"  # the log cannot tell
 
 
@@ -112,25 +169,37 @@ def _paths(source: Path, log: Path, *args: str) -> dict[str, dict]:
 def test_modules_an_on_path_module_imports_are_on_path(sglang_source: Path) -> None:
     """triton_backend.py (selected) imports base_attn_backend.py and verify_mask.py at module
     level; the served model's file reaches dsa_backend.py through its attention mixins."""
-    files = _paths(sglang_source, LOG, "--arch", "DeepseekV3ForCausalLM",
-                   ATTN + "base_attn_backend.py", ATTN + "verify_mask.py",
-                   ATTN + "dsa_backend.py", ATTN + "trtllm_mla_backend.py",
-                   ATTN + "flashinfer_mla_backend.py")
+    files = _paths(
+        sglang_source,
+        LOG,
+        "--arch",
+        "DeepseekV3ForCausalLM",
+        ATTN + "base_attn_backend.py",
+        ATTN + "verify_mask.py",
+        ATTN + "dsa_backend.py",
+        ATTN + "trtllm_mla_backend.py",
+        ATTN + "flashinfer_mla_backend.py",
+    )
     base = files["base_attn_backend.py"]
     assert base["status"] == "on"
-    assert base["evidence"][0].startswith("chain from srt/layers/attention/triton_backend.py "
-                                          "(the selected attention backend 'triton'")
-    assert any(e.startswith("srt/layers/attention/triton_backend.py:")
-               and "imports srt/layers/attention/base_attn_backend.py (AttentionBackend)" in e
-               for e in base["evidence"])
+    assert base["evidence"][0].startswith(
+        "chain from srt/layers/attention/triton_backend.py (the selected attention backend 'triton'"
+    )
+    assert any(
+        e.startswith("srt/layers/attention/triton_backend.py:")
+        and "imports srt/layers/attention/base_attn_backend.py (AttentionBackend)" in e
+        for e in base["evidence"]
+    )
     assert files["verify_mask.py"]["status"] == "on"
     dsa = " ".join(files["dsa_backend.py"]["evidence"])
     assert files["dsa_backend.py"]["status"] == "on"  # a helper of it runs in the MLA forward
     assert "chain from srt/models/deepseek_v2.py (the served model" in dsa
     assert "imports srt/layers/attention/dsa_backend.py (prepare_kv_for_attention)" in dsa
     # reached only through the unselected dsa backend, then through trtllm_mla: off
-    for name, via in (("trtllm_mla_backend.py", "dsa_backend.py"),
-                      ("flashinfer_mla_backend.py", "trtllm_mla_backend.py")):
+    for name, via in (
+        ("trtllm_mla_backend.py", "dsa_backend.py"),
+        ("flashinfer_mla_backend.py", "trtllm_mla_backend.py"),
+    ):
         evidence = files[name]["evidence"]
         assert files[name]["status"] == "off", files[name]
         assert "it is reached only through backends the server did not select:" in evidence
@@ -141,16 +210,22 @@ def test_modules_an_on_path_module_imports_are_on_path(sglang_source: Path) -> N
 def test_a_gpu_guard_in_the_registry_is_decided(sglang_source: Path, tmp_path: Path) -> None:
     """The dsv4 factory picks its module by `if _is_npu: ... elif _is_hip: ... else: ...`."""
     log = tmp_path / "server.log"
-    log.write_text("[2026-01-01 00:00:00] server_args=ServerArgs(model_path='deepseek-ai/"
-                   "DeepSeek-V4', attention_backend='dsv4', tp_size=8)\n")
+    log.write_text(
+        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='deepseek-ai/"
+        "DeepSeek-V4', attention_backend='dsv4', tp_size=8)\n"
+    )
     hip, cuda = ATTN + "deepseek_v4_backend_hip_radix.py", ATTN + "deepseek_v4_trtllm_backend.py"
     files = _paths(sglang_source, log, "--gpu", "sm120", hip, cuda)
     radix = files["deepseek_v4_backend_hip_radix.py"]
     assert radix["status"] == "off"
-    assert any("uses srt/layers/attention/deepseek_v4_backend_hip_radix.py only if not _is_npu "
-               "and _is_hip" in e for e in radix["evidence"])
+    assert any(
+        "uses srt/layers/attention/deepseek_v4_backend_hip_radix.py only if not _is_npu "
+        "and _is_hip" in e
+        for e in radix["evidence"]
+    )
     assert "`_is_hip` is `is_hip()` (srt/layers/attention/attention_registry.py:" in " ".join(
-        radix["evidence"])
+        radix["evidence"]
+    )
     assert "the GPU: cuda sm120 (compute capability 12.0) (--gpu sm120)" in radix["evidence"]
     assert files["deepseek_v4_trtllm_backend.py"]["status"] == "on"
     # the same log with the ROCm log's lines: the GPU comes from the log, hip
@@ -158,10 +233,10 @@ def test_a_gpu_guard_in_the_registry_is_decided(sglang_source: Path, tmp_path: P
     files = _paths(sglang_source, log, hip, cuda)
     assert files["deepseek_v4_backend_hip_radix.py"]["status"] == "on"
     assert files["deepseek_v4_trtllm_backend.py"]["status"] == "off"
-    assert any("line 1: [aiter] import" in e for e in files[
-        "deepseek_v4_trtllm_backend.py"]["evidence"])
-    done = run_cli("paths", "--log", str(log), "--repo", str(sglang_source), "--gpu", "sm12x",
-                   hip)
+    assert any(
+        "line 1: [aiter] import" in e for e in files["deepseek_v4_trtllm_backend.py"]["evidence"]
+    )
+    done = run_cli("paths", "--log", str(log), "--repo", str(sglang_source), "--gpu", "sm12x", hip)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "--gpu 'sm12x'" in done.stderr
 
 
@@ -172,12 +247,20 @@ def test_an_import_under_a_gpu_guard_follows_the_gpu(sglang_source: Path) -> Non
     rocm = _paths(sglang_source, LOG, "--arch", "DeepseekV3ForCausalLM", hip_act)
     evidence = " ".join(rocm["deepseek_v2_hip_act.py"]["evidence"])
     assert rocm["deepseek_v2_hip_act.py"]["status"] == "on"
-    assert "srt/models/deepseek_v2.py:" in evidence and "under `if _is_hip` (true on this GPU)" \
-        in evidence
-    cuda = _paths(sglang_source, LOG, "--arch", "DeepseekV3ForCausalLM", "--gpu", "sm120",
-                  hip_act)["deepseek_v2_hip_act.py"]
+    assert (
+        "srt/models/deepseek_v2.py:" in evidence
+        and "under `if _is_hip` (true on this GPU)" in evidence
+    )
+    cuda = _paths(sglang_source, LOG, "--arch", "DeepseekV3ForCausalLM", "--gpu", "sm120", hip_act)[
+        "deepseek_v2_hip_act.py"
+    ]
     assert cuda["status"] == "unknown"  # not reached; nothing proves no other module imports it
-    assert any(e.startswith("srt/models/deepseek_v2.py:") and e.endswith(
-        "imports it only if _is_hip, which is false on this GPU") for e in cuda["evidence"])
-    assert any(e.startswith("`_is_hip` is `is_hip()` (srt/models/deepseek_common/utils.py:")
-               for e in cuda["evidence"])
+    assert any(
+        e.startswith("srt/models/deepseek_v2.py:")
+        and e.endswith("imports it only if _is_hip, which is false on this GPU")
+        for e in cuda["evidence"]
+    )
+    assert any(
+        e.startswith("`_is_hip` is `is_hip()` (srt/models/deepseek_common/utils.py:")
+        for e in cuda["evidence"]
+    )

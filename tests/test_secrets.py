@@ -29,13 +29,18 @@ def _secret_lab(tmp_path: Path) -> Path:
     lab = tmp_path / "lab"
     create_lab("seed", lab)
     config = (lab / "debug-agent.toml").read_text()
-    env = {**lab_env(), "DB_PASSWORD": PLAIN,
-           "HF_ENDPOINT": f"https://alice:{URL_PASSWORD}@mirror.example.com/hub"}
-    config = config.replace(f"env = {_toml(lab_env())}",
-                            f"env = {_toml({**env, 'HF_TOKEN': HF_BAD})}")
+    env = {
+        **lab_env(),
+        "DB_PASSWORD": PLAIN,
+        "HF_ENDPOINT": f"https://alice:{URL_PASSWORD}@mirror.example.com/hub",
+    }
+    config = config.replace(
+        f"env = {_toml(lab_env())}", f"env = {_toml({**env, 'HF_TOKEN': HF_BAD})}"
+    )
     config = config.replace("--port {port}", f"--api-key {API_KEY} --port {{port}}")
-    config = config.replace("[bench]", f"[baseline]\nenv = {_toml({**env, 'HF_TOKEN': HF_GOOD})}"
-                            "\n\n[bench]")
+    config = config.replace(
+        "[bench]", f"[baseline]\nenv = {_toml({**env, 'HF_TOKEN': HF_GOOD})}\n\n[bench]"
+    )
     assert HF_BAD in config and HF_GOOD in config
     (lab / "debug-agent.toml").write_text(config)
     return lab
@@ -47,8 +52,17 @@ def _leaks(text: str) -> list[str]:
 
 def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
     lab = _secret_lab(tmp_path)
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", "--max-launches", "6",
-                   cwd=lab, timeout=300, env={"OPENAI_API_KEY": OPENAI})
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        "--max-launches",
+        "6",
+        cwd=lab,
+        timeout=300,
+        env={"OPENAI_API_KEY": OPENAI},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert _leaks(done.stdout + done.stderr) == []
     result = json.loads(done.stdout)
@@ -69,9 +83,11 @@ def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
     assert hf["good"] != hf["bad"], "two different secrets must stay told apart"
 
     raw_log = tmp_path / "raw.log"
-    raw_log.write_text(f"[2026-01-01 00:00:00] server_args=ServerArgs(model_path='m', "
-                       f"api_key='{API_KEY}', tp_size=8)\nerror: HF_TOKEN={HF_BAD} rejected "
-                       f"by https://alice:{URL_PASSWORD}@mirror.example.com\n")
+    raw_log.write_text(
+        f"[2026-01-01 00:00:00] server_args=ServerArgs(model_path='m', "
+        f"api_key='{API_KEY}', tp_size=8)\nerror: HF_TOKEN={HF_BAD} rejected "
+        f"by https://alice:{URL_PASSWORD}@mirror.example.com\n"
+    )
     parsed = run_cli("logs", "parse", str(raw_log), "--json")
     assert parsed.returncode == 0 and _leaks(parsed.stdout) == []
     assert json.loads(parsed.stdout)["server_args"]["tp_size"] == 8
@@ -80,12 +96,21 @@ def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
 def test_masks_keep_ordinary_text_and_tell_values_apart() -> None:
     code = "    token = tokenizer.encode(prompt)\n    max_new_tokens = 32\n"
     assert mask_text(code) == code
-    line = ("python -m sglang.launch_server --tokenizer-path /m --api-key abc123xyz "
-            "--max-new-tokens 32 OPENAI_API_KEY='q9q9q9q9' url=https://u:pw123@h/x")
+    line = (
+        "python -m sglang.launch_server --tokenizer-path /m --api-key abc123xyz "
+        "--max-new-tokens 32 OPENAI_API_KEY='q9q9q9q9' url=https://u:pw123@h/x"
+    )
     out = mask_text(line)
     assert "abc123xyz" not in out and "q9q9q9q9" not in out and "pw123" not in out
     assert "--tokenizer-path /m" in out and "--max-new-tokens 32" in out
-    values = mask({"HF_TOKEN": "aaaa1111", "OTHER_TOKEN": "aaaa1111", "API_KEY": "bbbb2222",
-                   "prompt_tokens": 12, "tokenizer_path": "/models/x"})
+    values = mask(
+        {
+            "HF_TOKEN": "aaaa1111",
+            "OTHER_TOKEN": "aaaa1111",
+            "API_KEY": "bbbb2222",
+            "prompt_tokens": 12,
+            "tokenizer_path": "/models/x",
+        }
+    )
     assert values["HF_TOKEN"] == values["OTHER_TOKEN"] != values["API_KEY"]
     assert values["prompt_tokens"] == 12 and values["tokenizer_path"] == "/models/x"

@@ -22,8 +22,14 @@ from tools.secrets import MASK, mask
 def _lab_server(lab: Path, tmp_path: Path):
     config = load_config(lab)
     port = free_port()
-    return running_server(config.launch_argv(port), lab, config.launch.env, port,
-                          tmp_path / "server.log", timeout_s=60)
+    return running_server(
+        config.launch_argv(port),
+        lab,
+        config.launch.env,
+        port,
+        tmp_path / "server.log",
+        timeout_s=60,
+    )
 
 
 def test_exception_in_the_caller_stops_every_process(seed_lab: Path, tmp_path: Path) -> None:
@@ -40,8 +46,9 @@ def test_worker_env_sees_sitecustomize_in_the_schedulers(seed_lab: Path, tmp_pat
         report = worker_env(server.pid)
     schedulers = [p for p in report.processes if p.role == "scheduler"]
     assert len(schedulers) == 8
-    assert all(p.env.get("NCCL_PROTO") == "LL" and p.env.get("NCCL_ALGO") == "Ring"
-               for p in schedulers)
+    assert all(
+        p.env.get("NCCL_PROTO") == "LL" and p.env.get("NCCL_ALGO") == "Ring" for p in schedulers
+    )
     main = next(p for p in report.processes if p.role == "main")
     assert "NCCL_PROTO" not in main.env  # set inside main by sitecustomize, after its exec
     assert report.reached_all("PYTHONPATH", "python")
@@ -54,8 +61,9 @@ def test_env_evidence_only_for_variables_that_were_read(seed_lab: Path, tmp_path
     config = load_config(seed_lab)
     port = free_port()
     env = {**config.launch.env, "TRITON_CACHE_DIR": "/tmp/t", "LD_PRELOAD": "libx.so"}
-    with running_server(config.launch_argv(port), seed_lab, env, port, tmp_path / "s.log",
-                        timeout_s=60) as server:
+    with running_server(
+        config.launch_argv(port), seed_lab, env, port, tmp_path / "s.log", timeout_s=60
+    ) as server:
         usual = worker_env(server.pid)
         asked = worker_env(server.pid, frozenset({"TRITON_CACHE_DIR", "HF_HOME"}))
     assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", usual) is None
@@ -66,8 +74,15 @@ def test_env_evidence_only_for_variables_that_were_read(seed_lab: Path, tmp_path
 
 
 def test_secret_looking_names_are_masked_and_told_apart() -> None:
-    env = mask({"SGLANG_API_KEY": "sk-123", "HF_TOKEN": "hf_x", "NCCL_PROTO": "LL",
-                "OTHER_TOKEN": "sk-123", "tokenizer_path": "/models/x"})
+    env = mask(
+        {
+            "SGLANG_API_KEY": "sk-123",
+            "HF_TOKEN": "hf_x",
+            "NCCL_PROTO": "LL",
+            "OTHER_TOKEN": "sk-123",
+            "tokenizer_path": "/models/x",
+        }
+    )
     assert env["NCCL_PROTO"] == "LL" and env["tokenizer_path"] == "/models/x"
     assert all(env[k].startswith(MASK) for k in ("SGLANG_API_KEY", "HF_TOKEN", "OTHER_TOKEN"))
     assert env["SGLANG_API_KEY"] == env["OTHER_TOKEN"] != env["HF_TOKEN"]
@@ -75,8 +90,15 @@ def test_secret_looking_names_are_masked_and_told_apart() -> None:
 
 def test_openai_bench_against_the_lab(seed_lab: Path, tmp_path: Path) -> None:
     with _lab_server(seed_lab, tmp_path) as server:
-        result = run_http_bench(server.base_url, "openai", requests=3, concurrency=2,
-                                input_len=16, output_len=24, warmup=1)
+        result = run_http_bench(
+            server.base_url,
+            "openai",
+            requests=3,
+            concurrency=2,
+            input_len=16,
+            output_len=24,
+            warmup=1,
+        )
     assert len(result.samples) == 3
     assert all(s.completion_tokens == 24 and s.time_source == "client" for s in result.samples)
     assert result.metrics["tok_s"].median > 0 and "ttft_ms" in result.metrics
@@ -84,8 +106,15 @@ def test_openai_bench_against_the_lab(seed_lab: Path, tmp_path: Path) -> None:
 
 def test_generate_bench_at_concurrency(seed_lab: Path, tmp_path: Path) -> None:
     with _lab_server(seed_lab, tmp_path) as server:
-        result = run_http_bench(server.base_url, "generate", requests=6, concurrency=3,
-                                input_len=16, output_len=32, warmup=1)
+        result = run_http_bench(
+            server.base_url,
+            "generate",
+            requests=6,
+            concurrency=3,
+            input_len=16,
+            output_len=32,
+            warmup=1,
+        )
     assert len(result.samples) == 6 and result.metrics["verify_ms"].source == "server"
     assert all(s.meta_info["completion_tokens"] == 32 for s in result.samples)
 
@@ -99,14 +128,19 @@ def _here(tmp_path: Path) -> LocalNode:
 
 def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     env = dict(os.environ)
-    regex = BenchSection(kind="command", metric="itl_ms", unit="ms",
-                         command="echo 'ITL (ms): 12.5'; echo 'ITL (ms): 13.5'",
-                         metric_regex=r"ITL \(ms\):\s+([\d.]+)")
+    regex = BenchSection(
+        kind="command",
+        metric="itl_ms",
+        unit="ms",
+        command="echo 'ITL (ms): 12.5'; echo 'ITL (ms): 13.5'",
+        metric_regex=r"ITL \(ms\):\s+([\d.]+)",
+    )
     result = run_command_bench(regex, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["itl_ms"].samples == [12.5, 13.5]
     (tmp_path / "out.jsonl").write_text('{"x": 1.5}\n{"x": Infinity}\nnot json\n{"x": 2.5}\n')
-    jsonl = BenchSection(kind="command", metric="x", command="true", metric_jsonl="out.jsonl",
-                         metric_key="x")
+    jsonl = BenchSection(
+        kind="command", metric="x", command="true", metric_jsonl="out.jsonl", metric_key="x"
+    )
     result = run_command_bench(jsonl, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["x"].samples == [1.5, 2.5]
     failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
@@ -115,24 +149,30 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
-    block = (Path(__file__).parent / "fixtures" / "sglang_logs"
-             / "24-bench-serving-old-variants.log")
+    block = Path(__file__).parent / "fixtures" / "sglang_logs" / "24-bench-serving-old-variants.log"
     bench = BenchSection(kind="command", metric="output_throughput", command=f"cat {block}")
-    result = run_command_bench(bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
-                               tmp_path / "b.log")
+    result = run_command_bench(
+        bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+    )
     assert result.metrics["output_throughput"].samples[0] > 0
     missing = BenchSection(kind="command", metric="nope", command=f"cat {block}")
     with pytest.raises(BenchError, match="'nope'"):
-        run_command_bench(missing, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
-                          tmp_path / "b.log")
+        run_command_bench(
+            missing, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+        )
 
 
 def test_command_bench_timeout_stops_everything_it_started(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
-    hang = BenchSection(kind="command", metric_regex="(x)", timeout_s=1.0,
-                        command=f"sleep 60 & echo $! > {pidfile}; echo started; sleep 60")
+    hang = BenchSection(
+        kind="command",
+        metric_regex="(x)",
+        timeout_s=1.0,
+        command=f"sleep 60 & echo $! > {pidfile}; echo started; sleep 60",
+    )
     with pytest.raises(BenchError, match="timed out after 1 s"):
-        run_command_bench(hang, _here(tmp_path), tmp_path, dict(os.environ), URL, 1,
-                          tmp_path / "b.log")
+        run_command_bench(
+            hang, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+        )
     assert "started" in (tmp_path / "b.log").read_text()
     assert wait_gone([int(pidfile.read_text())]) == []

@@ -23,8 +23,7 @@ def _sessions() -> Path:
 
 
 def _finished_session(tmp_path: Path) -> str:
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=tmp_path,
-                   timeout=300)
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout)["session"]
 
@@ -54,8 +53,9 @@ def test_replay_plain_shows_every_step_with_reasons(finished: str) -> None:
     assert "[   1]" not in later and "[  10]" in later
 
 
-def test_replay_tolerates_a_torn_line_and_refuses_a_future_schema(finished: str,
-                                                                  tmp_path: Path) -> None:
+def test_replay_tolerates_a_torn_line_and_refuses_a_future_schema(
+    finished: str, tmp_path: Path
+) -> None:
     copy = tmp_path / finished
     shutil.copytree(_sessions() / finished, copy)
     with open(copy / "transcript.jsonl", "a") as out:
@@ -77,10 +77,24 @@ def test_html_report_renders_in_chromium(finished: str, tmp_path: Path) -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "Chromium is needed (.ci/run installs Debian's chromium)"
     dom = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
-         page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert 'id="verdict"' in dom and "confirmed" in dom
     assert 'id="chart"' in dom and "<svg" in dom and "verify_ms per launch" in dom
     assert "parallel_state" in dom
@@ -93,15 +107,19 @@ def _descendants(pid: int) -> list[int]:
         return []
 
 
-@pytest.mark.parametrize("marker", ["calibrate: measure the good reference", "search: revert",
-                                    "confirm: apply exactly"])
+@pytest.mark.parametrize(
+    "marker", ["calibrate: measure the good reference", "search: revert", "confirm: apply exactly"]
+)
 def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
     lab = tmp_path / "lab"
     create_lab("seed", lab)
     before = set(p.name for p in _sessions().iterdir()) if _sessions().exists() else set()
-    proc = subprocess.Popen([sys.executable, "-m", "agent", "investigate", "--symptom",
-                             "verify 29ms"], cwd=lab, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "investigate", "--symptom", "verify 29ms"],
+        cwd=lab,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline, session, pids = time.monotonic() + 120, None, []
     while time.monotonic() < deadline and proc.poll() is None:
         new = set(p.name for p in _sessions().iterdir()) - before if _sessions().exists() else []
@@ -121,9 +139,13 @@ def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed"
     assert [c["file"] for c in result["culprits"]] == [
-        "python/sglang/srt/distributed/parallel_state.py"]
-    events = [json.loads(line) for line in (session / "transcript.jsonl").read_text()
-              .splitlines()[1:] if line.strip().endswith("}")]
+        "python/sglang/srt/distributed/parallel_state.py"
+    ]
+    events = [
+        json.loads(line)
+        for line in (session / "transcript.jsonl").read_text().splitlines()[1:]
+        if line.strip().endswith("}")
+    ]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert any(e["node"] == "resume" for e in events)
     assert wait_gone(pids) == []
@@ -134,8 +156,10 @@ def test_rerun_of_the_committed_example_reproduces_its_verdict(tmp_path: Path) -
     done = run_cli("replay", str(example), "--rerun", "--dir", str(tmp_path), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
-    assert result["holds"] is True and result["rerun_of"] == json.loads(
-        (example / "result.json").read_text())["session"]
+    assert (
+        result["holds"] is True
+        and result["rerun_of"] == json.loads((example / "result.json").read_text())["session"]
+    )
     assert (tmp_path / result["session"] / "transcript.jsonl").exists()
 
 

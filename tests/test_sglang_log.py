@@ -20,12 +20,21 @@ from tests.test_sglang_log_support import (
 )
 from tools.sglang.log import LogParse, parse_log, parse_log_file
 
-DECODE = ("[2026-01-01 12:00:00 DP0 TP0 EP0] Decode batch, #running-req: 12, #token: 62531, "
-          "token usage: 0.12, accept len: 2.17, accept rate: 0.54, cuda graph: True, "
-          "gen throughput (token/s): 178.86, #queue-req: 0")
-WHOLE_DECODE = {"running_req": 12, "token": 62531, "token_usage": 0.12, "accept_len": 2.17,
-                "accept_rate": 0.54, "cuda_graph": True, "gen_throughput": 178.86,
-                "queue_req": 0}
+DECODE = (
+    "[2026-01-01 12:00:00 DP0 TP0 EP0] Decode batch, #running-req: 12, #token: 62531, "
+    "token usage: 0.12, accept len: 2.17, accept rate: 0.54, cuda graph: True, "
+    "gen throughput (token/s): 178.86, #queue-req: 0"
+)
+WHOLE_DECODE = {
+    "running_req": 12,
+    "token": 62531,
+    "token_usage": 0.12,
+    "accept_len": 2.17,
+    "accept_rate": 0.54,
+    "cuda_graph": True,
+    "gen_throughput": 178.86,
+    "queue_req": 0,
+}
 
 
 def well_formed(result: LogParse) -> dict:
@@ -48,13 +57,24 @@ def well_formed(result: LogParse) -> dict:
 
 def test_empty_input_gives_every_key() -> None:
     assert well_formed(parse_log("")) == {
-        "server_args": None, "decode": [], "prefill": [], "bench": None, "errors": []}
+        "server_args": None,
+        "decode": [],
+        "prefill": [],
+        "bench": None,
+        "errors": [],
+    }
 
 
 def test_decode_record_has_listed_keys_and_typed_values() -> None:
     record = well_formed(parse_log(DECODE))["decode"][0]
-    assert record == {**WHOLE_DECODE, "time": "2026-01-01 12:00:00", "tp_rank": 0, "dp_rank": 0,
-                      "ep_rank": 0, "line": 1}
+    assert record == {
+        **WHOLE_DECODE,
+        "time": "2026-01-01 12:00:00",
+        "tp_rank": 0,
+        "dp_rank": 0,
+        "ep_rank": 0,
+        "line": 1,
+    }
     assert type(record["gen_throughput"]) is float and type(record["queue_req"]) is int
 
 
@@ -70,14 +90,20 @@ def test_lines_are_counted_like_universal_newlines() -> None:
 def test_byte_order_mark_is_not_part_of_the_first_line() -> None:
     text = "\ufeffTraceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'k'\n"
     assert well_formed(parse_log(text))["errors"] == [
-        {"line": 1, "kind": "traceback", "message": "KeyError: 'k'"}]
+        {"line": 1, "kind": "traceback", "message": "KeyError: 'k'"}
+    ]
 
 
 def test_parse_log_file_reads_binary_without_raising() -> None:
     path = FIXTURES / "37-garbage-binary.bin"
     data = well_formed(parse_log_file(path))
-    text = io.TextIOWrapper(io.BytesIO(path.read_bytes()), encoding="utf-8", errors="replace",
-                            newline=None).read().split("\n")
+    text = (
+        io.TextIOWrapper(
+            io.BytesIO(path.read_bytes()), encoding="utf-8", errors="replace", newline=None
+        )
+        .read()
+        .split("\n")
+    )
     expected_line = next(i + 1 for i, line in enumerate(text) if "Decode batch" in line)
     assert [(r["line"], r["gen_throughput"]) for r in data["decode"]] == [(expected_line, 10.0)]
     assert data["server_args"] is None
@@ -100,25 +126,28 @@ def test_every_cut_of_a_decode_line_gives_whole_values_or_null() -> None:
 
 
 def test_decode_line_cut_after_a_complete_value_keeps_it() -> None:
-    cut = DECODE[:DECODE.index(", #queue-req")]
+    cut = DECODE[: DECODE.index(", #queue-req")]
     record = parse_log(cut).to_json_dict()["decode"][0]
     assert record["gen_throughput"] == 178.86 and record["queue_req"] is None
 
 
-@pytest.mark.parametrize("line", [
-    "x" * 3_000_000,
-    " " * 2_000_000 + "x",
-    "(" * 500_000,
-    "'" * 500_000,
-    "[2026-01-01 12:00:00] server_args=ServerArgs(" + "(" * 300_000,
-    "[2026-01-01 12:00:00] server_args={" + "'a': [" * 100_000,
-    "Decode batch, " + "#running-req: 1, " * 100_000,
-    "Decode batch, " + "a" * 2_000_000 + ": 1",
-    "Traceback (most recent call last):" + " " * 1_000_000,
-    "============ Serving Benchmark Result ============" + "=" * 1_000_000,
-    "{" * 200_000,
-    "[" + "TP0 " * 500_000 + "]",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x" * 3_000_000,
+        " " * 2_000_000 + "x",
+        "(" * 500_000,
+        "'" * 500_000,
+        "[2026-01-01 12:00:00] server_args=ServerArgs(" + "(" * 300_000,
+        "[2026-01-01 12:00:00] server_args={" + "'a': [" * 100_000,
+        "Decode batch, " + "#running-req: 1, " * 100_000,
+        "Decode batch, " + "a" * 2_000_000 + ": 1",
+        "Traceback (most recent call last):" + " " * 1_000_000,
+        "============ Serving Benchmark Result ============" + "=" * 1_000_000,
+        "{" * 200_000,
+        "[" + "TP0 " * 500_000 + "]",
+    ],
+)
 def test_pathological_lines_stay_fast(line: str) -> None:
     start = time.perf_counter()
     well_formed(parse_log(line + "\n" + DECODE + "\n" + line))
@@ -161,8 +190,14 @@ def test_random_truncations_of_real_logs_never_raise(number: str) -> None:
 
 def test_a_big_log_parses_in_seconds() -> None:
     # 5 MB here keeps the suite fast; the 50 MB case is ten times this, linear.
-    chunk = "\n".join([DECODE] * 50 + ['[2026-01-01 12:00:00] INFO:     127.0.0.1:1 - "POST '
-                                       '/generate HTTP/1.1" 200 OK'] * 50) + "\n"
+    chunk = (
+        "\n".join(
+            [DECODE] * 50
+            + ['[2026-01-01 12:00:00] INFO:     127.0.0.1:1 - "POST /generate HTTP/1.1" 200 OK']
+            * 50
+        )
+        + "\n"
+    )
     text = chunk * (5_000_000 // len(chunk))
     start = time.perf_counter()
     result = parse_log(text)

@@ -15,28 +15,40 @@ def fixture(name: str) -> str:
 
 def test_block_reads_medians_throughputs_and_accept_length() -> None:
     assert parse_bench_serving_block(fixture("23-bench-serving-modern.log")) == {
-        "output_throughput": 1232.25, "median_tpot_ms": 24.02, "median_itl_ms": 66.31,
-        "median_ttft_ms": 398.45, "request_throughput": 4.81, "accept_length": 2.87}
+        "output_throughput": 1232.25,
+        "median_tpot_ms": 24.02,
+        "median_itl_ms": 66.31,
+        "median_ttft_ms": 398.45,
+        "request_throughput": 4.81,
+        "accept_length": 2.87,
+    }
 
 
 def test_peak_output_throughput_is_never_taken() -> None:
     block = fixture("23-bench-serving-modern.log")
     without_output_row = "\n".join(
-        line for line in block.splitlines() if not line.startswith("Output token throughput"))
+        line for line in block.splitlines() if not line.startswith("Output token throughput")
+    )
     summary = parse_bench_serving_block(without_output_row)
     assert summary is not None and summary["output_throughput"] is None
     # Peak listed before the real row: still the real one.
     reordered = block.replace("Output token throughput (tok/s):         1232.25   \n", "")
     reordered = reordered.replace(
-        "Concurrency:", "Output token throughput (tok/s):         1232.25   \nConcurrency:")
+        "Concurrency:", "Output token throughput (tok/s):         1232.25   \nConcurrency:"
+    )
     assert parse_bench_serving_block(reordered)["output_throughput"] == 1232.25
 
 
 def test_old_layout_reads_by_label() -> None:
     summary = parse_bench_serving_block(fixture("24-bench-serving-old-variants.log"))
-    assert summary == {"output_throughput": 1517.29, "median_tpot_ms": None,
-                       "median_itl_ms": 24.87, "median_ttft_ms": 48.51,
-                       "request_throughput": 7.65, "accept_length": None}
+    assert summary == {
+        "output_throughput": 1517.29,
+        "median_tpot_ms": None,
+        "median_itl_ms": 24.87,
+        "median_ttft_ms": 48.51,
+        "request_throughput": 7.65,
+        "accept_length": None,
+    }
 
 
 def test_no_block_gives_none() -> None:
@@ -62,18 +74,36 @@ def test_jsonl_records_with_infinity_and_nan() -> None:
 
 
 def test_jsonl_in_a_log_fills_bench_when_no_block() -> None:
-    record = {"backend": "sglang", "completed": 3, "request_throughput": 0.5,
-              "output_throughput": 12.5, "median_ttft_ms": 40, "median_itl_ms": 3.5,
-              "median_tpot_ms": 3.25, "accept_length": 2.0, "details": [1] * 10}
+    record = {
+        "backend": "sglang",
+        "completed": 3,
+        "request_throughput": 0.5,
+        "output_throughput": 12.5,
+        "median_ttft_ms": 40,
+        "median_itl_ms": 3.5,
+        "median_tpot_ms": 3.25,
+        "accept_length": 2.0,
+        "details": [1] * 10,
+    }
     text = "[2026-01-01 12:00:00] noise\n" + json.dumps(record) + "\n"
     assert parse_log(text).to_json_dict()["bench"] == {
-        "output_throughput": 12.5, "median_tpot_ms": 3.25, "median_itl_ms": 3.5,
-        "median_ttft_ms": 40.0, "request_throughput": 0.5, "accept_length": 2.0}
+        "output_throughput": 12.5,
+        "median_tpot_ms": 3.25,
+        "median_itl_ms": 3.5,
+        "median_ttft_ms": 40.0,
+        "request_throughput": 0.5,
+        "accept_length": 2.0,
+    }
 
 
 def test_huge_jsonl_record_with_details_is_still_read() -> None:
-    record = {"completed": 1, "request_throughput": 1.0, "output_throughput": 2.0,
-              "median_ttft_ms": 3.0, "generated_texts": ["x" * 2_000_000]}
+    record = {
+        "completed": 1,
+        "request_throughput": 1.0,
+        "output_throughput": 2.0,
+        "median_ttft_ms": 3.0,
+        "generated_texts": ["x" * 2_000_000],
+    }
     assert parse_log(json.dumps(record)).to_json_dict()["bench"]["output_throughput"] == 2.0
 
 
@@ -84,9 +114,17 @@ def test_one_batch_json_is_not_taken_as_bench_serving() -> None:
 
 def test_one_batch_server_cases_and_jsonl() -> None:
     cases = parse_bench_one_batch(fixture("26-bench-one-batch-server.log"))
-    assert cases[0] == {"batch_size": 1, "input_len": 1024, "output_len": 32, "latency": 0.92,
-                        "input_throughput": 13389.12, "output_throughput": 35.64,
-                        "last_ttft": 0.08, "last_gen_throughput": 38.11, "acc_length": 2.41}
+    assert cases[0] == {
+        "batch_size": 1,
+        "input_len": 1024,
+        "output_len": 32,
+        "latency": 0.92,
+        "input_throughput": 13389.12,
+        "output_throughput": 35.64,
+        "last_ttft": 0.08,
+        "last_gen_throughput": 38.11,
+        "acc_length": 2.41,
+    }
     assert cases[1]["batch_size"] == 16 and cases[1]["last_gen_throughput"] == 310.5
     assert cases[2]["run_name"] == "default" and cases[2]["overall_throughput"] == 1148.9
     assert len(cases) == 3

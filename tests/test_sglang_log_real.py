@@ -8,8 +8,13 @@ import re
 from tests.test_sglang_log_support import real_log
 from tools.sglang.log import parse_log, parse_log_file
 
-NSA_DECOYS = ("nsa_prefill_backend", "nsa_decode_backend", "decode_attention_backend",
-              "prefill_attention_backend", "mm_attention_backend")
+NSA_DECOYS = (
+    "nsa_prefill_backend",
+    "nsa_decode_backend",
+    "decode_attention_backend",
+    "prefill_attention_backend",
+    "mm_attention_backend",
+)
 
 
 def printed_keys(path_text: str) -> list[str]:
@@ -26,9 +31,13 @@ def test_034_ray_prefixed_startup_traceback() -> None:
     text = path.read_text()
     assert all(line.startswith("(SGLangEngine pid=206831) ") for line in text.splitlines())
     data = parse_log_file(path).to_json_dict()
-    assert data["errors"] == [{
-        "line": 2, "kind": "traceback",
-        "message": "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'"}]
+    assert data["errors"] == [
+        {
+            "line": 2,
+            "kind": "traceback",
+            "message": "AttributeError: 'FusedMoE' object has no attribute 'w13_weight'",
+        }
+    ]
     assert data["server_args"] is None and data["bench"] is None
     assert data["decode"] == [] and data["prefill"] == []
 
@@ -76,13 +85,22 @@ def test_042_dump_cut_short_keeps_whole_values_only() -> None:
 def test_043_multi_rank_crash() -> None:
     data = parse_log_file(real_log("043")).to_json_dict()
     assert data["errors"] == [
-        {"line": 46, "kind": "traceback",
-         "message": "TypeError: cannot unpack non-iterable ForwardMetadata object"},
-        {"line": 103, "kind": "error",
-         "message": "Received sigquit from a child process. It usually means the child failed."},
+        {
+            "line": 46,
+            "kind": "traceback",
+            "message": "TypeError: cannot unpack non-iterable ForwardMetadata object",
+        },
+        {
+            "line": 103,
+            "kind": "error",
+            "message": "Received sigquit from a child process. It usually means the child failed.",
+        },
         # TP6's traceback is cut by the end of the excerpt: its header is all there is.
-        {"line": 104, "kind": "traceback",
-         "message": "Scheduler hit an exception: Traceback (most recent call last):"},
+        {
+            "line": 104,
+            "kind": "traceback",
+            "message": "Scheduler hit an exception: Traceback (most recent call last):",
+        },
     ]
     assert data["server_args"] is None and data["decode"] == []
 

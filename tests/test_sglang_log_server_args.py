@@ -8,24 +8,43 @@ from tests.test_sglang_log_support import FIXTURES
 from tools.sglang.log import parse_log
 from tools.sglang.server_args_dump import parse_server_args
 
-DICT_DUMP = ("[2026-01-01 12:00:00] server_args={'model_path': 'org/Model-A', 'tp_size': 8, "
-             "'trust_remote_code': True, 'attention_backend': 'fa3', 'quantization': None, "
-             "'cuda_graph_config': {'decode': {'backend': 'full', 'max_bs': 256, "
-             "'bs': [1, 2, 4]}, 'prefill': {'backend': 'disabled'}}, 'mem_fraction_static': "
-             "0.875, 'chat_template': 'a, b=c', 'disable_cuda_graph': False}")
-DICT_ARGS = {"model_path": "org/Model-A", "tp_size": 8, "trust_remote_code": True,
-             "attention_backend": "fa3", "quantization": None,
-             "cuda_graph_config": {"decode": {"backend": "full", "max_bs": 256, "bs": [1, 2, 4]},
-                                   "prefill": {"backend": "disabled"}},
-             "mem_fraction_static": 0.875, "chat_template": "a, b=c", "disable_cuda_graph": False}
-CALL_DUMP = ("[2025-01-01 12:00:00 TP0] server_args=ServerArgs(model_path='org/Model-B', "
-             "tp_size=4, disable_cuda_graph=True, attention_backend='flashinfer', "
-             "cuda_graph_bs=[1, 2, 4, 8], json_model_override_args='{\"a\": 1}', "
-             "speculative_algorithm=None, schedule_conservativeness=1.0)")
-CALL_ARGS = {"model_path": "org/Model-B", "tp_size": 4, "disable_cuda_graph": True,
-             "attention_backend": "flashinfer", "cuda_graph_bs": [1, 2, 4, 8],
-             "json_model_override_args": '{"a": 1}', "speculative_algorithm": None,
-             "schedule_conservativeness": 1.0}
+DICT_DUMP = (
+    "[2026-01-01 12:00:00] server_args={'model_path': 'org/Model-A', 'tp_size': 8, "
+    "'trust_remote_code': True, 'attention_backend': 'fa3', 'quantization': None, "
+    "'cuda_graph_config': {'decode': {'backend': 'full', 'max_bs': 256, "
+    "'bs': [1, 2, 4]}, 'prefill': {'backend': 'disabled'}}, 'mem_fraction_static': "
+    "0.875, 'chat_template': 'a, b=c', 'disable_cuda_graph': False}"
+)
+DICT_ARGS = {
+    "model_path": "org/Model-A",
+    "tp_size": 8,
+    "trust_remote_code": True,
+    "attention_backend": "fa3",
+    "quantization": None,
+    "cuda_graph_config": {
+        "decode": {"backend": "full", "max_bs": 256, "bs": [1, 2, 4]},
+        "prefill": {"backend": "disabled"},
+    },
+    "mem_fraction_static": 0.875,
+    "chat_template": "a, b=c",
+    "disable_cuda_graph": False,
+}
+CALL_DUMP = (
+    "[2025-01-01 12:00:00 TP0] server_args=ServerArgs(model_path='org/Model-B', "
+    "tp_size=4, disable_cuda_graph=True, attention_backend='flashinfer', "
+    "cuda_graph_bs=[1, 2, 4, 8], json_model_override_args='{\"a\": 1}', "
+    "speculative_algorithm=None, schedule_conservativeness=1.0)"
+)
+CALL_ARGS = {
+    "model_path": "org/Model-B",
+    "tp_size": 4,
+    "disable_cuda_graph": True,
+    "attention_backend": "flashinfer",
+    "cuda_graph_bs": [1, 2, 4, 8],
+    "json_model_override_args": '{"a": 1}',
+    "speculative_algorithm": None,
+    "schedule_conservativeness": 1.0,
+}
 
 
 def test_both_formats_read_whole() -> None:
@@ -47,33 +66,43 @@ def test_every_cut_keeps_whole_values_and_nulls_the_cut_one(dump: str, whole: di
         assert nulled in ([], list(args)[-1:]), (cut, nulled)
 
 
-@pytest.mark.parametrize("cut_text, key", [
-    ("'tp_size': 8, 'disable_cuda_graph': Tru", "disable_cuda_graph"),
-    ("'tp_size': 8, 'max_running_requests': 25", "max_running_requests"),
-    ("'tp_size': 8, 'attention_backend': 'trit", "attention_backend"),
-    ("'tp_size': 8, 'cuda_graph_config': {'decode': {'max_bs': 2", "cuda_graph_config"),
-    ("'tp_size': 8, 'cuda_graph_bs': [1, 2, 4", "cuda_graph_bs"),
-])
+@pytest.mark.parametrize(
+    "cut_text, key",
+    [
+        ("'tp_size': 8, 'disable_cuda_graph': Tru", "disable_cuda_graph"),
+        ("'tp_size': 8, 'max_running_requests': 25", "max_running_requests"),
+        ("'tp_size': 8, 'attention_backend': 'trit", "attention_backend"),
+        ("'tp_size': 8, 'cuda_graph_config': {'decode': {'max_bs': 2", "cuda_graph_config"),
+        ("'tp_size': 8, 'cuda_graph_bs': [1, 2, 4", "cuda_graph_bs"),
+    ],
+)
 def test_cut_value_is_null(cut_text: str, key: str) -> None:
     args = parse_log("[2026-01-01 12:00:00] server_args={" + cut_text).server_args
     assert args == {"tp_size": 8, key: None}
 
 
 def test_wrapped_dump_with_prefixed_continuation_lines() -> None:
-    text = ("(SGLangEngine pid=7) [2026-01-01 12:00:00] server_args=ServerArgs(model_path='m', "
-            "tp_si\n(SGLangEngine pid=7) ze=2, attention_backend='tri\n"
-            "(SGLangEngine pid=7) ton', disable_cuda_graph=False)\n"
-            "(SGLangEngine pid=7) [2026-01-01 12:00:01] Init torch distributed begin.\n")
-    assert parse_log(text).server_args == {"model_path": "m", "tp_size": 2,
-                                           "attention_backend": "triton",
-                                           "disable_cuda_graph": False}
+    text = (
+        "(SGLangEngine pid=7) [2026-01-01 12:00:00] server_args=ServerArgs(model_path='m', "
+        "tp_si\n(SGLangEngine pid=7) ze=2, attention_backend='tri\n"
+        "(SGLangEngine pid=7) ton', disable_cuda_graph=False)\n"
+        "(SGLangEngine pid=7) [2026-01-01 12:00:01] Init torch distributed begin.\n"
+    )
+    assert parse_log(text).server_args == {
+        "model_path": "m",
+        "tp_size": 2,
+        "attention_backend": "triton",
+        "disable_cuda_graph": False,
+    }
 
 
 def test_decoy_keys_are_not_attention_backend() -> None:
-    text = ("[2026-01-01 12:00:00] server_args={'mm_attention_backend': 'fa3', "
-            "'decode_attention_backend': 'flashinfer', 'prefill_attention_backend': 'fa3', "
-            "'nsa_decode_backend': 'flashmla_kv', 'nsa_prefill_backend': 'flashmla_sparse', "
-            "'speculative_draft_attention_backend': 'triton'}")
+    text = (
+        "[2026-01-01 12:00:00] server_args={'mm_attention_backend': 'fa3', "
+        "'decode_attention_backend': 'flashinfer', 'prefill_attention_backend': 'fa3', "
+        "'nsa_decode_backend': 'flashmla_kv', 'nsa_prefill_backend': 'flashmla_sparse', "
+        "'speculative_draft_attention_backend': 'triton'}"
+    )
     args = parse_log(text).server_args
     assert "attention_backend" not in args and len(args) == 6
 
@@ -81,16 +110,20 @@ def test_decoy_keys_are_not_attention_backend() -> None:
 def test_first_complete_dump_wins_else_the_first_cut_one() -> None:
     args = parse_log((FIXTURES / "20-server-args-several-dumps.log").read_text()).server_args
     assert args["model_path"] == "second/Model"
-    cut_only = ("[t] server_args=ServerArgs(model_path='a', tp_size=2, x\n[2026-01-01 00:00:00] y\n"
-                "[t] server_args=ServerArgs(model_path='b', tp_size=4, z")
+    cut_only = (
+        "[t] server_args=ServerArgs(model_path='a', tp_size=2, x\n[2026-01-01 00:00:00] y\n"
+        "[t] server_args=ServerArgs(model_path='b', tp_size=4, z"
+    )
     assert parse_log(cut_only).server_args == {"model_path": "a", "tp_size": 2}
 
 
 def test_code_that_mentions_server_args_is_not_a_dump() -> None:
-    text = ('Traceback (most recent call last):\n  File "x.py", line 1, in f\n'
-            '    logger.info(f"server_args={server_args}")\n'
-            '    server_args = ServerArgs(**vars(args))\nValueError: x\n'
-            'print("server_args=ServerArgs(tp_size=2)")\n')
+    text = (
+        'Traceback (most recent call last):\n  File "x.py", line 1, in f\n'
+        '    logger.info(f"server_args={server_args}")\n'
+        "    server_args = ServerArgs(**vars(args))\nValueError: x\n"
+        'print("server_args=ServerArgs(tp_size=2)")\n'
+    )
     assert parse_log(text).server_args is None
 
 

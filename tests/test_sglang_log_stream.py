@@ -15,8 +15,10 @@ from tests.test_sglang_log_support import FIXTURES, REAL_LOGS
 from tools.sglang.log import parse_log, parse_log_file
 
 ALL_LOGS = sorted(FIXTURES.iterdir()) + sorted(REAL_LOGS.glob("*.log"))
-DECODE = ("[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 12, #token: 62531, token usage: "
-          "0.12, cuda graph: True, gen throughput (token/s): 178.86, #queue-req: 0")
+DECODE = (
+    "[2026-01-01 12:00:00 TP0] Decode batch, #running-req: 12, #token: 62531, token usage: "
+    "0.12, cuda graph: True, gen throughput (token/s): 178.86, #queue-req: 0"
+)
 
 
 def as_text(data: bytes) -> str:
@@ -41,7 +43,7 @@ def test_same_result_whatever_the_bytes_and_where_the_read_chunks_end(tmp_path: 
         while size < 40_000:
             part = rng.choice(lines) if rng.random() < 0.7 else rng.choice(pieces)
             if rng.random() < 0.2:
-                part = part[:rng.randint(0, len(part))]
+                part = part[: rng.randint(0, len(part))]
             parts.append(part + rng.choice([b"\n", b"\r\n", b"\r", b""]))
             size += len(parts[-1])
         data = b"".join(parts)
@@ -51,10 +53,16 @@ def test_same_result_whatever_the_bytes_and_where_the_read_chunks_end(tmp_path: 
 
 
 def test_lines_longer_than_the_read_chunks(tmp_path: Path) -> None:
-    dump = ("[2026-01-01 12:00:00] server_args=ServerArgs(model_path='m', "
-            + "".join(f"k{i}={i}, " for i in range(20_000)) + "tp_size=8)")
-    text = f"{DECODE}\n{dump}\n{DECODE}\r\n" + json.dumps({"completed": 1, "duration": 2.0,
-                                                          "x": "y" * 300_000}) + "\n"
+    dump = (
+        "[2026-01-01 12:00:00] server_args=ServerArgs(model_path='m', "
+        + "".join(f"k{i}={i}, " for i in range(20_000))
+        + "tp_size=8)"
+    )
+    text = (
+        f"{DECODE}\n{dump}\n{DECODE}\r\n"
+        + json.dumps({"completed": 1, "duration": 2.0, "x": "y" * 300_000})
+        + "\n"
+    )
     path = tmp_path / "long.log"
     path.write_text(text, newline="")
     result = parse_log_file(path)

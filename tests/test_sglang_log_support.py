@@ -10,12 +10,40 @@ FIXTURES = REPO_ROOT / "tests" / "fixtures" / "sglang_logs"
 # Real logs users posted (tests/data/sglang-logs/README.md says where each comes from).
 REAL_LOGS = REPO_ROOT / "tests" / "data" / "sglang-logs"
 
-DECODE_KEYS = {"gen_throughput", "accept_len", "accept_rate", "cuda_graph", "running_req",
-               "queue_req", "time", "tp_rank", "dp_rank", "line"}
-PREFILL_KEYS = {"new_seq", "new_token", "cached_token", "token_usage", "running_req", "queue_req",
-                "input_throughput", "cuda_graph", "time", "tp_rank", "dp_rank", "line"}
-BENCH_KEYS = {"output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms",
-              "request_throughput", "accept_length"}
+DECODE_KEYS = {
+    "gen_throughput",
+    "accept_len",
+    "accept_rate",
+    "cuda_graph",
+    "running_req",
+    "queue_req",
+    "time",
+    "tp_rank",
+    "dp_rank",
+    "line",
+}
+PREFILL_KEYS = {
+    "new_seq",
+    "new_token",
+    "cached_token",
+    "token_usage",
+    "running_req",
+    "queue_req",
+    "input_throughput",
+    "cuda_graph",
+    "time",
+    "tp_rank",
+    "dp_rank",
+    "line",
+}
+BENCH_KEYS = {
+    "output_throughput",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_ttft_ms",
+    "request_throughput",
+    "accept_length",
+}
 TOP_KEYS = {"server_args", "decode", "prefill", "bench", "errors"}
 
 

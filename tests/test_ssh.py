@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
-from tests.sshd import Sshd, sshd, sshd_without_forwarding  # noqa: F401 (the fixtures)
+from tests.sshd import Sshd  # the sshd fixtures come from tests/sshd.py (see conftest)
 from tools.config import load_config
 from tools.experiment import ExperimentSpec, run_experiment
 from tools.lab.create import create_lab
@@ -33,15 +33,16 @@ def _home(tmp_path: Path, server: Sshd, key: str | None = None) -> dict[str, str
     (home / ".ssh").mkdir(parents=True, exist_ok=True)
     (home / ".ssh" / "config").write_text(
         f"Host {ALIAS}\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n"
-        f"  IdentityFile {key or server.key}\n  UserKnownHostsFile {server.known_hosts}\n")
+        f"  IdentityFile {key or server.key}\n  UserKnownHostsFile {server.known_hosts}\n"
+    )
     return {"HOME": str(home)}
 
 
-def _remote_config(tmp_path: Path, lab: Path, ssh: str = ALIAS, repo: str | None = None,
-                   extra: str = "") -> Path:
+def _remote_config(
+    tmp_path: Path, lab: Path, ssh: str = ALIAS, repo: str | None = None, extra: str = ""
+) -> Path:
     """The lab's own config, pointed at the lab through the node."""
-    text = (lab / "debug-agent.toml").read_text().replace(
-        'repo = "."', f'repo = "{repo or lab}"')
+    text = (lab / "debug-agent.toml").read_text().replace('repo = "."', f'repo = "{repo or lab}"')
     folder = tmp_path / "here"
     folder.mkdir(exist_ok=True)
     (folder / "debug-agent.toml").write_text(f'{text}\n[host]\nssh = "{ssh}"\n{extra}')
@@ -85,8 +86,11 @@ def lab(tmp_path: Path) -> Path:
     return path
 
 
-def test_check_on_the_node_and_its_one_line_errors(sshd: Sshd, lab: Path,  # noqa: F811
-                                                   tmp_path: Path) -> None:
+def test_check_on_the_node_and_its_one_line_errors(
+    sshd: Sshd,
+    lab: Path,
+    tmp_path: Path,
+) -> None:
     env = _home(tmp_path, sshd)
     done = run_cli("check", cwd=_remote_config(tmp_path, lab), env=env)
     assert done.returncode == 0, done.stderr
@@ -95,84 +99,133 @@ def test_check_on_the_node_and_its_one_line_errors(sshd: Sshd, lab: Path,  # noq
     _one_line_error(closed, "cannot reach me@127.0.0.1:1")
     nowhere = run_cli("check", cwd=_remote_config(tmp_path, lab, ssh="gpu.invalid"), env=env)
     _one_line_error(nowhere, "cannot resolve host 'gpu.invalid'")
-    wrong_key = run_cli("check", cwd=_remote_config(tmp_path, lab),
-                        env=_home(tmp_path / "other", sshd, key=sshd.wrong_key))
+    wrong_key = run_cli(
+        "check",
+        cwd=_remote_config(tmp_path, lab),
+        env=_home(tmp_path / "other", sshd, key=sshd.wrong_key),
+    )
     _one_line_error(wrong_key, "refused the SSH key", sshd.wrong_key)
-    missing = run_cli("check", cwd=_remote_config(tmp_path, lab, repo="/srv/no-such-sglang"),
-                      env=env)
+    missing = run_cli(
+        "check", cwd=_remote_config(tmp_path, lab, repo="/srv/no-such-sglang"), env=env
+    )
     _one_line_error(missing, "no folder /srv/no-such-sglang")
     no_repo = run_cli("check", cwd=_remote_config(tmp_path, lab, repo=str(tmp_path)), env=env)
     _one_line_error(no_repo, "is not a git repository")
-    unknown = run_cli("check", cwd=_remote_config(tmp_path, lab, ssh=sshd.spec,
-                                                  extra=f'identity = "{sshd.key}"\n'), env=env)
+    unknown = run_cli(
+        "check",
+        cwd=_remote_config(tmp_path, lab, ssh=sshd.spec, extra=f'identity = "{sshd.key}"\n'),
+        env=env,
+    )
     _one_line_error(unknown, "host key of 127.0.0.1", "not known")
 
 
-def test_investigation_on_the_node_matches_the_local_one(sshd: Sshd, lab: Path,  # noqa: F811
-                                                         tmp_path: Path) -> None:
+def test_investigation_on_the_node_matches_the_local_one(
+    sshd: Sshd,
+    lab: Path,
+    tmp_path: Path,
+) -> None:
     before = repo_fingerprint(lab)
-    local = json.loads(run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab,
-                               timeout=300).stdout)
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json",
-                   cwd=_remote_config(tmp_path, lab), env=_home(tmp_path, sshd), timeout=300)
+    local = json.loads(
+        run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=300).stdout
+    )
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        cwd=_remote_config(tmp_path, lab),
+        env=_home(tmp_path, sshd),
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     remote = json.loads(done.stdout)
     assert remote["status"] == local["status"] == "confirmed"
     assert [c["id"] for c in remote["culprits"]] == [c["id"] for c in local["culprits"]]
     assert [c["file"] for c in remote["culprits"]] == [
-        "python/sglang/srt/distributed/parallel_state.py"]
+        "python/sglang/srt/distributed/parallel_state.py"
+    ]
     assert {d["file"] for d in remote["dropped"]} == {d["file"] for d in local["dropped"]}
     cleared = " ".join(" ".join(c["evidence"]) for c in remote["cleared"])
     assert "NCCL_PROTO=LL: reached 8/8 scheduler processes" in cleared
     assert remote["metric"]["bad"] > 26 and remote["metric"]["good"] < 21
     session = Path(remote["session_dir"])
     logs = sorted(session.glob("launches/*/server-1.log"))
-    assert logs and all("Uvicorn running" in log.read_text() or log.stat().st_size > 0
-                        for log in logs)  # the node's server logs, copied back
+    assert logs and all(
+        "Uvicorn running" in log.read_text() or log.stat().st_size > 0 for log in logs
+    )  # the node's server logs, copied back
     assert repo_fingerprint(lab) == before
     assert only_main_worktree(lab)
     assert _wait(lambda: not _run_processes(), 10)
 
 
 def test_a_node_that_refuses_port_forwarding_is_reached_through_relays(
-        sshd_without_forwarding: Sshd, lab: Path, tmp_path: Path) -> None:  # noqa: F811
+    sshd_without_forwarding: Sshd, lab: Path, tmp_path: Path
+) -> None:
     env = _home(tmp_path, sshd_without_forwarding)
-    done = run_cli("experiment", "--json", "--samples", "8", cwd=_remote_config(tmp_path, lab),
-                   env=env, timeout=120)
+    done = run_cli(
+        "experiment",
+        "--json",
+        "--samples",
+        "8",
+        cwd=_remote_config(tmp_path, lab),
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert 26 < result["metric"]["median"] < 32 and len(result["metric"]["samples"]) == 8
     assert "Secsh" not in done.stderr and "prohibited" not in done.stderr  # expected, not news
     log = Path(sshd_without_forwarding.folder, "sshd.log").read_text()
     assert "refused local port forward" in log  # the direct way really was closed
-    assert _wait(lambda: not _run_processes() and not _with_cmdline("remote_helper.py relay"),
-                 15)
+    assert _wait(lambda: not _run_processes() and not _with_cmdline("remote_helper.py relay"), 15)
 
 
 def test_the_traced_launch_on_a_node_keeps_the_nodes_pythonpath(
-        sshd_without_forwarding: Sshd, lab: Path, tmp_path: Path,  # noqa: F811
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    sshd_without_forwarding: Sshd,
+    lab: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("HOME", _home(tmp_path, sshd_without_forwarding)["HOME"])
     folder = _remote_config(tmp_path, lab)
     toml = folder / "debug-agent.toml"  # the server finds sglang by its cwd, not PYTHONPATH
-    toml.write_text(toml.read_text().replace('PYTHONPATH = "python", ', "").replace(
-        'command = "{python} -m', 'command = "env -C python {python} -m'))
+    toml.write_text(
+        toml.read_text()
+        .replace('PYTHONPATH = "python", ', "")
+        .replace('command = "{python} -m', 'command = "env -C python {python} -m')
+    )
     config = load_config(folder)
-    result = run_experiment(config, folder, target_candidates(config, folder), ExperimentSpec(),
-                            None, tmp_path / "run", samples=1, trace=True)
+    result = run_experiment(
+        config,
+        folder,
+        target_candidates(config, folder),
+        ExperimentSpec(),
+        None,
+        tmp_path / "run",
+        samples=1,
+        trace=True,
+    )
     node_site = f"{sshd_without_forwarding.folder}/node-site"
     paths = {p.env.get("PYTHONPATH", "") for p in result.worker_env.processes}
     assert len(paths) == 1 and paths.pop().endswith(f"/hooks:{node_site}")
     assert result.import_trace and result.import_trace.files
 
 
-def _start_experiment(tmp_path: Path, sshd: Sshd, lab: Path,  # noqa: F811
-                      *extra: str) -> subprocess.Popen:
+def _start_experiment(
+    tmp_path: Path,
+    sshd: Sshd,
+    lab: Path,
+    *extra: str,
+) -> subprocess.Popen:
     folder = _remote_config(tmp_path, lab)
     return subprocess.Popen(
         [sys.executable, "-m", "agent", "experiment", "--json", "--samples", "200", *extra],
-        cwd=folder, env={**os.environ, **_home(tmp_path, sshd)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+        cwd=folder,
+        env={**os.environ, **_home(tmp_path, sshd)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _server_up() -> bool:
@@ -180,8 +233,11 @@ def _server_up() -> bool:
     return len(_run_processes()) >= 9
 
 
-def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(sshd: Sshd, lab: Path,  # noqa: F811
-                                                                tmp_path: Path) -> None:
+def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(
+    sshd: Sshd,
+    lab: Path,
+    tmp_path: Path,
+) -> None:
     agent = _start_experiment(tmp_path, sshd, lab)
     try:
         assert _wait(_server_up, 60), agent.stderr.read() if agent.poll() is not None else ""
@@ -203,8 +259,11 @@ def _with_cmdline(*words: str) -> list[psutil.Process]:
     return found
 
 
-def test_supervisor_killed_on_the_node_takes_its_server_along(sshd: Sshd, lab: Path,  # noqa: F811
-                                                             tmp_path: Path) -> None:
+def test_supervisor_killed_on_the_node_takes_its_server_along(
+    sshd: Sshd,
+    lab: Path,
+    tmp_path: Path,
+) -> None:
     agent = _start_experiment(tmp_path, sshd, lab)
     try:
         assert _wait(_server_up, 60)
@@ -220,7 +279,8 @@ def test_supervisor_killed_on_the_node_takes_its_server_along(sshd: Sshd, lab: P
 
 
 def test_dropped_connection_discards_the_experiment_and_runs_it_again(
-        sshd: Sshd, lab: Path, tmp_path: Path) -> None:  # noqa: F811
+    sshd: Sshd, lab: Path, tmp_path: Path
+) -> None:
     agent = _start_experiment(tmp_path, sshd, lab, "--out", str(tmp_path / "run"))
     try:
         assert _wait(_server_up, 60)
@@ -234,7 +294,8 @@ def test_dropped_connection_discards_the_experiment_and_runs_it_again(
     result = json.loads(out)
     assert 26 < result["metric"]["median"] < 32  # a whole, fresh measurement of the bad state
     assert len(result["metric"]["samples"]) == 200
-    assert "first attempt discarded: connection to" in (tmp_path / "run" / "retried.txt"
-                                                        ).read_text()
+    assert (
+        "first attempt discarded: connection to" in (tmp_path / "run" / "retried.txt").read_text()
+    )
     assert not first & {p.pid for p in _run_processes()}
     assert _wait(lambda: not _run_processes(), 15)

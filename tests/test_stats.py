@@ -17,7 +17,8 @@ def test_pooled_noise_uses_replicates_only() -> None:
     assert noise.df == 3
     ln = [math.log(v) for v in (1.0, 3.0, 5.0, 5.0, 8.0)]
     ss = sum((v - (ln[0] + ln[1]) / 2) ** 2 for v in ln[:2]) + sum(
-        (v - sum(ln[2:]) / 3) ** 2 for v in ln[2:])
+        (v - sum(ln[2:]) / 3) ** 2 for v in ln[2:]
+    )
     assert noise.sigma == pytest.approx((ss / 3) ** 0.5)
     assert pooled_noise([[4.0]]).df == 0
 

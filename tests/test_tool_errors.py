@@ -27,12 +27,14 @@ FAILING_SERVER = textwrap.dedent("""\
 """)
 
 
-def _target(tmp_path: Path, command: str, good: str = "good", timeout_s: float = 30,
-            change: bool = True) -> Path:
+def _target(
+    tmp_path: Path, command: str, good: str = "good", timeout_s: float = 30, change: bool = True
+) -> Path:
     repo = make_repo(tmp_path, {"srv.py": FAILING_SERVER, "a.py": "x = 1\n"})
     if change:
         (repo / "a.py").write_text("x = 2\n")
-    (repo / "debug-agent.toml").write_text(textwrap.dedent(f"""\
+    (repo / "debug-agent.toml").write_text(
+        textwrap.dedent(f"""\
         [target]
         good = "{good}"
         [launch]
@@ -41,7 +43,8 @@ def _target(tmp_path: Path, command: str, good: str = "good", timeout_s: float =
         [bench]
         requests = 2
         output_len = 4
-    """))
+    """)
+    )
     return repo
 
 
@@ -62,27 +65,33 @@ def test_no_difference(tmp_path: Path) -> None:
 
 
 def test_unknown_candidate_id(seed_lab: Path) -> None:
-    _assert_one_line_error(run_cli("experiment", "--revert", "nope", cwd=seed_lab),
-                           "unknown candidate id 'nope'")
+    _assert_one_line_error(
+        run_cli("experiment", "--revert", "nope", cwd=seed_lab), "unknown candidate id 'nope'"
+    )
 
 
 def test_revert_and_apply_together(seed_lab: Path) -> None:
-    _assert_one_line_error(run_cli("experiment", "--revert", "engine", "--apply",
-                                   "parallel_state", cwd=seed_lab), "not both")
+    _assert_one_line_error(
+        run_cli("experiment", "--revert", "engine", "--apply", "parallel_state", cwd=seed_lab),
+        "not both",
+    )
 
 
 def test_bad_env_pair(seed_lab: Path) -> None:
-    _assert_one_line_error(run_cli("experiment", "--env", "NCCL_PROTO", cwd=seed_lab),
-                           "NAME=VALUE")
+    _assert_one_line_error(run_cli("experiment", "--env", "NCCL_PROTO", cwd=seed_lab), "NAME=VALUE")
 
 
 def test_server_exits_during_start_up(tmp_path: Path) -> None:
-    command = ('{python} -c "import sys; print(\'torch.OutOfMemoryError: CUDA out of memory\'); '
-               'sys.exit(3)" {port}')
+    command = (
+        "{python} -c \"import sys; print('torch.OutOfMemoryError: CUDA out of memory'); "
+        'sys.exit(3)" {port}'
+    )
     repo = _target(tmp_path, command)
-    _assert_one_line_error(run_cli("experiment", cwd=repo),
-                           "server exited with code 3 during start-up",
-                           "CUDA out of memory")
+    _assert_one_line_error(
+        run_cli("experiment", cwd=repo),
+        "server exited with code 3 during start-up",
+        "CUDA out of memory",
+    )
 
 
 def test_server_never_ready(tmp_path: Path) -> None:
@@ -96,8 +105,7 @@ def test_port_in_use(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         repo = _target(tmp_path, f"{{python}} srv.py {port} --port {port}")
-        _assert_one_line_error(run_cli("experiment", cwd=repo),
-                               f"port {port} is already in use")
+        _assert_one_line_error(run_cli("experiment", cwd=repo), f"port {port} is already in use")
 
 
 def test_http_error_from_the_benchmark(tmp_path: Path) -> None:

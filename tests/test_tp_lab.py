@@ -18,11 +18,11 @@ def test_two_ranks_allreduce_culprit_confirmed_nccl_env_cleared(tmp_path: Path) 
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
-    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)[
-        "candidates"]}
+    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)["candidates"]}
     truth = load_truth(lab)
     assert [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]] == [
-        (e.file, e.hunk) for e in truth.culprits]
+        (e.file, e.hunk) for e in truth.culprits
+    ]
     # how much slower the split all-reduce is depends on the machine (gloo's latency against
     # the compute): the engine's own statistics decide; the fix must land near good, not bad
     metric = result["metric"]

@@ -12,22 +12,21 @@ from tools.lab.truth import load_truth
 
 
 def _git(lab: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(lab), *args], capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(lab), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path: Path) -> None:
     lab = tmp_path / "transformers-lab"
     done = run_cli("lab", "create", "transformers", str(lab), timeout=300)
     assert done.returncode == 0, done.stderr
-    before = (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"),
-              _git(lab, "diff"))
+    before = (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"), _git(lab, "diff"))
     done = run_cli("investigate", "--symptom", "per token 40ms", "--json", cwd=lab, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     truth = load_truth(lab)
-    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)[
-        "candidates"]}
+    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)["candidates"]}
     assert result["status"] == "confirmed", result["notes"]
     named = [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]]
     assert named == [(e.file, e.hunk) for e in truth.culprits]
@@ -37,6 +36,9 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
     for never_run in ("msa_attention.py", "modeling_mistral.py"):
         assert "was not imported by any of the" in dropped[never_run]
     assert "comments/docstrings" in dropped["utils.py"]
-    assert (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"),
-            _git(lab, "diff")) == before
+    assert (
+        _git(lab, "status", "--porcelain"),
+        _git(lab, "rev-parse", "HEAD"),
+        _git(lab, "diff"),
+    ) == before
     assert only_main_worktree(lab)

@@ -55,8 +55,9 @@ def _regex(pattern: str | None, where: str) -> str | None:
         try:
             re.compile(pattern)
         except re.error as e:
-            raise ValueError(f"{where} is not a valid regular expression ({e}): "
-                             f"{pattern!r}") from None
+            raise ValueError(
+                f"{where} is not a valid regular expression ({e}): {pattern!r}"
+            ) from None
     return pattern
 
 
@@ -77,8 +78,10 @@ class LaunchSection(_Section):
         if ready.startswith("log:"):
             return _regex(ready[4:], "the log: pattern") or ready
         if not ready.startswith("/"):
-            raise ValueError(f"{ready!r} is neither an HTTP path (starting with '/', e.g. "
-                             "\"/health\") nor \"log:<regex>\"")
+            raise ValueError(
+                f"{ready!r} is neither an HTTP path (starting with '/', e.g. "
+                '"/health") nor "log:<regex>"'
+            )
         return ready
 
 

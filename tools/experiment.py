@@ -78,13 +78,18 @@ class _State(BaseModel):
 
 def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _State:
     if spec.reverted and spec.applied:
-        raise ToolError("use --revert (start from the bad state) or --apply (start from the "
-                        "good state), not both")
+        raise ToolError(
+            "use --revert (start from the bad state) or --apply (start from the "
+            "good state), not both"
+        )
     from_good = spec.base == "good" if spec.base else bool(spec.applied)
     chosen = cands.by_id(spec.applied if from_good else spec.reverted)
     chosen_ids = {c.id for c in chosen}
-    hunks = [c for c in cands.candidates if c.kind == "hunk"
-             and ((c.id in chosen_ids) if from_good else (c.id not in chosen_ids))]
+    hunks = [
+        c
+        for c in cands.candidates
+        if c.kind == "hunk" and ((c.id in chosen_ids) if from_good else (c.id not in chosen_ids))
+    ]
     good_env = config.baseline.env if config.baseline.env is not None else config.launch.env
     env = dict(good_env if from_good else config.launch.env)
     flags: dict[str, str | None] = {}
@@ -103,79 +108,150 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     return _State(hunks=hunks, env=env, command=command, flags=flags, extra_args=spec.args)
 
 
-def run_experiment(config: TargetConfig, config_dir: Path, cands: CandidateSet,
-                   spec: ExperimentSpec, metric: str | None, out_dir: Path,
-                   samples: int | None = None, launches: int = 1, trace: bool = False,
-                   on_phase: Callable[[str], None] | None = None,
-                   on_request: Callable[[int, int], None] | None = None) -> ExperimentResult:
+def run_experiment(
+    config: TargetConfig,
+    config_dir: Path,
+    cands: CandidateSet,
+    spec: ExperimentSpec,
+    metric: str | None,
+    out_dir: Path,
+    samples: int | None = None,
+    launches: int = 1,
+    trace: bool = False,
+    on_phase: Callable[[str], None] | None = None,
+    on_request: Callable[[int, int], None] | None = None,
+) -> ExperimentResult:
     """Build the state in a scratch worktree, launch and bench it `launches` times, clean up.
 
     On a remote node, a connection lost mid-experiment discards it (nothing of it is counted;
     the node's supervisor stops what it ran) and it is run once more on a new connection.
     """
     try:
-        return _run(config, config_dir, cands, spec, metric, out_dir, samples, launches, trace,
-                    on_phase, on_request)
+        return _run(
+            config,
+            config_dir,
+            cands,
+            spec,
+            metric,
+            out_dir,
+            samples,
+            launches,
+            trace,
+            on_phase,
+            on_request,
+        )
     except HostLost as e:
         why = f"first attempt discarded: {e}"
         (out_dir / "retried.txt").write_text(why + "\n")
     try:
-        result = _run(config, config_dir, cands, spec, metric, out_dir, samples, launches,
-                      trace, on_phase, on_request)
+        result = _run(
+            config,
+            config_dir,
+            cands,
+            spec,
+            metric,
+            out_dir,
+            samples,
+            launches,
+            trace,
+            on_phase,
+            on_request,
+        )
     except HostLost as e:
         raise HostLost(f"{e} (twice; the experiment was not counted)") from None
     return result.model_copy(update={"retried": why})
 
 
-def _run(config: TargetConfig, config_dir: Path, cands: CandidateSet, spec: ExperimentSpec,
-         metric: str | None, out_dir: Path, samples: int | None, launches: int, trace: bool,
-         on_phase: Callable[[str], None] | None,
-         on_request: Callable[[int, int], None] | None) -> ExperimentResult:
+def _run(
+    config: TargetConfig,
+    config_dir: Path,
+    cands: CandidateSet,
+    spec: ExperimentSpec,
+    metric: str | None,
+    out_dir: Path,
+    samples: int | None,
+    launches: int,
+    trace: bool,
+    on_phase: Callable[[str], None] | None,
+    on_request: Callable[[int, int], None] | None,
+) -> ExperimentResult:
     start = time.monotonic()
     state = _state(config, cands, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     measured, logs = [], []
     try:
-        with open_node(config, config_dir, out_dir) as node, node.worktree(
-                cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch") as tree:
+        with (
+            open_node(config, config_dir, out_dir) as node,
+            node.worktree(
+                cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch"
+            ) as tree,
+        ):
             cwd = tree / node.subdir
             env = node.traced_env(state.env, cwd) if trace else state.env
             for i in range(launches):
                 log = out_dir / f"server-{i + 1}.log"
                 logs.append(str(log))
-                measured.append(measure(config, node, cwd, log, transform_argv=state.argv,
-                                        launch_env=env, command=state.command,
-                                        requests=samples,
-                                        before_stop=_trace_waiter(node) if trace else None,
-                                        on_phase=on_phase, on_request=on_request,
-                                        watch_env=env_names(cands)))
+                measured.append(
+                    measure(
+                        config,
+                        node,
+                        cwd,
+                        log,
+                        transform_argv=state.argv,
+                        launch_env=env,
+                        command=state.command,
+                        requests=samples,
+                        before_stop=_trace_waiter(node) if trace else None,
+                        on_phase=on_phase,
+                        on_request=on_request,
+                        watch_env=env_names(cands),
+                    )
+                )
             imports = node.read_trace(tree) if trace else None
-            gpu = query_gpu(lambda command: node.shell(command, cwd, {}, 20.0),
-                            "the node" if config.host else "this machine") if trace else None
+            gpu = (
+                query_gpu(
+                    lambda command: node.shell(command, cwd, {}, 20.0),
+                    "the node" if config.host else "this machine",
+                )
+                if trace
+                else None
+            )
     finally:
         mask_files(out_dir)  # what the server printed stays, its secrets do not
     pooled = _pool([m.bench.metrics for m in measured])
     if metric is None:  # the speculative cycle when there is one, else throughput
         metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
     if metric not in pooled:
-        raise ToolError(f"the benchmark did not measure {metric!r}; it measured: "
-                        f"{', '.join(sorted(pooled))}")
+        raise ToolError(
+            f"the benchmark did not measure {metric!r}; it measured: {', '.join(sorted(pooled))}"
+        )
     chosen = pooled[metric]
     return ExperimentResult(
-        config=spec, metric=MetricSummary(name=metric, unit=chosen.unit, median=chosen.median,
-                                          samples=chosen.samples),
-        metrics=pooled, launches=launches, log=logs[-1], logs=logs,
-        hunks=[h.id for h in state.hunks], good_sha=cands.good_sha,
+        config=spec,
+        metric=MetricSummary(
+            name=metric, unit=chosen.unit, median=chosen.median, samples=chosen.samples
+        ),
+        metrics=pooled,
+        launches=launches,
+        log=logs[-1],
+        logs=logs,
+        hunks=[h.id for h in state.hunks],
+        good_sha=cands.good_sha,
         samples=[s for m in measured for s in m.bench.samples],
-        worker_env=measured[-1].worker_env, model_info=measured[-1].model_info,
-        import_trace=imports, gpu=gpu,
-        wall_s=time.monotonic() - start)
+        worker_env=measured[-1].worker_env,
+        model_info=measured[-1].model_info,
+        import_trace=imports,
+        gpu=gpu,
+        wall_s=time.monotonic() - start,
+    )
 
 
 def env_names(cands: CandidateSet) -> frozenset[str]:
     """Every variable a candidate is about: the workers' environment must record them."""
-    return frozenset({c.name for c in cands.candidates if c.kind == "env" and c.name}
-                     | {name for c in cands.candidates for name, _ in c.env_assignments()})
+    return frozenset(
+        {c.name for c in cands.candidates if c.kind == "env" and c.name}
+        | {name for c in cands.candidates for name, _ in c.env_assignments()}
+    )
 
 
 def _trace_waiter(node: Node) -> Callable[[int], None]:
@@ -191,6 +267,12 @@ def _pool(per_launch: list[dict[str, Metric]]) -> dict[str, Metric]:
     for name in per_launch[0]:
         values = [v for metrics in per_launch for v in metrics[name].samples]
         first = per_launch[0][name]
-        pooled[name] = Metric(name=name, unit=first.unit, median=statistics.median(values),
-                              mean=statistics.fmean(values), samples=values, source=first.source)
+        pooled[name] = Metric(
+            name=name,
+            unit=first.unit,
+            median=statistics.median(values),
+            mean=statistics.fmean(values),
+            samples=values,
+            source=first.source,
+        )
     return pooled

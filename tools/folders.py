@@ -39,8 +39,10 @@ def writable_dir(path: Path, what: str) -> Path:
     except OSError as e:
         raise ToolError(f"cannot write {what} {path}: {e.strerror or e}") from None
     if free < MIN_FREE_BYTES:
-        raise ToolError(f"{what} {path} has only {free >> 20} MB free: make room (or point "
-                        f"DEBUG_AGENT_SESSIONS_DIR / DEBUG_AGENT_STATE_DIR elsewhere)")
+        raise ToolError(
+            f"{what} {path} has only {free >> 20} MB free: make room (or point "
+            f"DEBUG_AGENT_SESSIONS_DIR / DEBUG_AGENT_STATE_DIR elsewhere)"
+        )
     return path
 
 

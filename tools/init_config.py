@@ -61,7 +61,8 @@ max_minutes = 240
 
 def _is_sglang(root: Path) -> bool:
     return (root / "python" / "sglang" / "launch_server.py").exists() or (
-        root / "python" / "sglang" / "srt").is_dir()
+        root / "python" / "sglang" / "srt"
+    ).is_dir()
 
 
 def write_config(cwd: Path, model: str | None, force: bool) -> Path:
@@ -71,8 +72,10 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
     if path.exists() and not force:
         raise ToolError(f"{path} exists (use --force to overwrite it)")
     if _is_sglang(root):
-        command = ("{python} -m sglang.launch_server --model-path "
-                   f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}")
+        command = (
+            "{python} -m sglang.launch_server --model-path "
+            f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}"
+        )
         env, kind = '{ PYTHONPATH = "python" }', "generate"
     else:
         command, env, kind = "./serve --port {port}", "{ }", "openai"
@@ -115,13 +118,15 @@ def check_config(path: Path, good: str | None = None) -> CheckReport:
         argv = []
         problems.append(f"launch.command cannot be split into words: {e}")
     if argv and not _executable(argv[0], config_dir):
-        problems.append(f"launch.command: {argv[0]!r} is not an executable on PATH or in "
-                        f"{config_dir}")
+        problems.append(
+            f"launch.command: {argv[0]!r} is not an executable on PATH or in {config_dir}"
+        )
     problems += _command_problems(config, lambda word: _executable(word, config_dir))
     if problems:
         raise ToolError(f"{path}: " + "; ".join(problems))
-    return CheckReport(config=str(path), repo=str(root), good=config.target.good,
-                       good_sha=good_sha, launch=argv)
+    return CheckReport(
+        config=str(path), repo=str(root), good=config.target.good, good_sha=good_sha, launch=argv
+    )
 
 
 def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
@@ -136,8 +141,9 @@ def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
 
     def on_node(word: str) -> bool:
         word = config.host.python if word == "{python}" else word  # type: ignore[union-attr]
-        code, _, _ = host.run(f"cd {shlex.quote(state['root'])} && command -v "
-                              f"{shlex.quote(word)} >/dev/null")
+        code, _, _ = host.run(
+            f"cd {shlex.quote(state['root'])} && command -v {shlex.quote(word)} >/dev/null"
+        )
         return code == 0
 
     problems = []
@@ -147,13 +153,19 @@ def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
         argv = []
         problems.append(f"launch.command cannot be split into words: {e}")
     if argv and not on_node(argv[0]):
-        problems.append(f"launch.command: {argv[0]!r} is not an executable on "
-                        f"{host.endpoint.alias}")
+        problems.append(
+            f"launch.command: {argv[0]!r} is not an executable on {host.endpoint.alias}"
+        )
     problems += _command_problems(config, on_node)
     if problems:
         raise ToolError(f"{path}: " + "; ".join(problems))
-    return CheckReport(config=str(path), repo=f"{config.host.ssh}:{state['root']}",
-                       good=config.target.good, good_sha=state["sha"], launch=argv)
+    return CheckReport(
+        config=str(path),
+        repo=f"{config.host.ssh}:{state['root']}",
+        good=config.target.good,
+        good_sha=state["sha"],
+        launch=argv,
+    )
 
 
 def _command_problems(config: TargetConfig, executable: Callable[[str], bool]) -> list[str]:
@@ -171,6 +183,7 @@ def _command_problems(config: TargetConfig, executable: Callable[[str], bool]) -
             except re.error as e:
                 problems.append(f"bench.metric_regex does not compile: {e}")
         elif not (bench.metric_jsonl and bench.metric_key):
-            problems.append("bench kind 'command' needs metric_regex, or metric_jsonl with "
-                            "metric_key")
+            problems.append(
+                "bench kind 'command' needs metric_regex, or metric_jsonl with metric_key"
+            )
     return problems

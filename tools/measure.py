@@ -24,14 +24,18 @@ def launch_port(command: str, free_port: Callable[[], int]) -> int:
         return free_port()
     argv = shlex.split(command)
     for i, arg in enumerate(argv):
-        value = arg.split("=", 1)[1] if arg.startswith("--port=") else (
-            argv[i + 1] if arg == "--port" and i + 1 < len(argv) else None)
+        value = (
+            arg.split("=", 1)[1]
+            if arg.startswith("--port=")
+            else (argv[i + 1] if arg == "--port" and i + 1 < len(argv) else None)
+        )
         if value is not None:
             if not value.isdigit():
                 raise ToolError(f"launch.command has --port {value!r}, not a number")
             return int(value)
-    raise ToolError("launch.command needs {port} (or a fixed --port N) so the server can be "
-                    "reached")
+    raise ToolError(
+        "launch.command needs {port} (or a fixed --port N) so the server can be reached"
+    )
 
 
 def model_info(base_url: str, api_key: str | None = None) -> dict | None:
@@ -57,15 +61,20 @@ class Measurement(BaseModel):
     bench: BenchResult
 
 
-def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
-            transform_argv: Callable[[list[str]], list[str]] | None = None,
-            launch_env: dict[str, str] | None = None,
-            command: str | None = None,
-            requests: int | None = None,
-            before_stop: Callable[[int], None] | None = None,
-            on_phase: Callable[[str], None] | None = None,
-            on_request: Callable[[int, int], None] | None = None,
-            watch_env: frozenset[str] = frozenset()) -> Measurement:
+def measure(
+    config: TargetConfig,
+    node: Node,
+    cwd: PurePath,
+    log_path: Path,
+    transform_argv: Callable[[list[str]], list[str]] | None = None,
+    launch_env: dict[str, str] | None = None,
+    command: str | None = None,
+    requests: int | None = None,
+    before_stop: Callable[[int], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
+    on_request: Callable[[int, int], None] | None = None,
+    watch_env: frozenset[str] = frozenset(),
+) -> Measurement:
     """Launch `config`'s command (or `command`) in `cwd` on `node`, bench it, stop it.
 
     `transform_argv` edits the command line, `launch_env` replaces [launch] env; the workers'
@@ -78,23 +87,43 @@ def measure(config: TargetConfig, node: Node, cwd: PurePath, log_path: Path,
     env = config.launch.env if launch_env is None else launch_env
     if on_phase:
         on_phase("loading")
-    with node.server(argv, cwd, env, port, log_path, config.launch.ready,
-                     config.launch.timeout_s) as server:
-        workers = node.worker_env(server.pid, watch_env | set(env) | set(config.launch.env)
-                                  | set(config.baseline.env or {}))
+    with node.server(
+        argv, cwd, env, port, log_path, config.launch.ready, config.launch.timeout_s
+    ) as server:
+        workers = node.worker_env(
+            server.pid,
+            watch_env | set(env) | set(config.launch.env) | set(config.baseline.env or {}),
+        )
         api_key = option_value(argv, "--api-key")
         info = model_info(server.base_url, api_key)
         if on_phase:
             on_phase("benchmark")
         b = config.bench
         if b.kind == "command":
-            result = run_command_bench(b, node, cwd, env, server.node_url, port,
-                                       log_path.with_suffix(".bench.log"))
+            result = run_command_bench(
+                b, node, cwd, env, server.node_url, port, log_path.with_suffix(".bench.log")
+            )
         else:
-            result = run_http_bench(server.base_url, b.kind, requests or b.requests,
-                                    b.concurrency, b.input_len, b.output_len, b.warmup,
-                                    b.timeout_s, on_done=on_request, api_key=api_key)
+            result = run_http_bench(
+                server.base_url,
+                b.kind,
+                requests or b.requests,
+                b.concurrency,
+                b.input_len,
+                b.output_len,
+                b.warmup,
+                b.timeout_s,
+                on_done=on_request,
+                api_key=api_key,
+            )
         if before_stop:
             before_stop(server.pid)
-    return Measurement(argv=argv, env=env, log_path=str(log_path), ready_s=server.ready_s,
-                       worker_env=workers, model_info=info, bench=result)
+    return Measurement(
+        argv=argv,
+        env=env,
+        log_path=str(log_path),
+        ready_s=server.ready_s,
+        worker_env=workers,
+        model_info=info,
+        bench=result,
+    )

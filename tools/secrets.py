@@ -34,12 +34,15 @@ MASK = "***"
 # `max_new_tokens` are not secrets but `HF_TOKEN`, `admin_api_key` and `db-password` are
 _NAME = re.compile(
     r"(?:^|[_\-.])(?:(?:api|access|private|secret|auth|client)[_\-]?key|token|secret|"
-    r"password|passwd|credentials?|auth)(?:$|[_\-.])", re.IGNORECASE)
+    r"password|passwd|credentials?|auth)(?:$|[_\-.])",
+    re.IGNORECASE,
+)
 _NAME_WORDS = ("key", "token", "secret", "passw", "credential", "auth")  # a quick pre-test
 _SHAPES = re.compile(
     r"\b(?:sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}"
     r"|github_pat_[A-Za-z0-9_]{8,}|xox[abprs]-[A-Za-z0-9\-]{8,}|AKIA[0-9A-Z]{16}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}|glpat-[A-Za-z0-9_\-]{8,})")
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}|glpat-[A-Za-z0-9_\-]{8,})"
+)
 # a value after a name: quoted (any text but the quote) or bare (up to a separator)
 _VALUE = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>(?!-)[^\s'",)\]}]+))"""
 # `--api-key X`, `--api-key=X`, `NAME=value`, `'name': 'value'`: the name decides (secret_name)
@@ -167,10 +170,13 @@ def _mask_named(m: re.Match[str]) -> str:
     if not _carries_secret(m):
         return m.group(0)
     value = _value(m)
-    start, end = m.span("sq") if m.group("sq") is not None else (
-        m.span("dq") if m.group("dq") is not None else m.span("bare"))
+    start, end = (
+        m.span("sq")
+        if m.group("sq") is not None
+        else (m.span("dq") if m.group("dq") is not None else m.span("bare"))
+    )
     whole = m.group(0)
-    return whole[:start - m.start()] + masked(value) + whole[end - m.start():]
+    return whole[: start - m.start()] + masked(value) + whole[end - m.start() :]
 
 
 def mask(value: Any) -> Any:
@@ -185,12 +191,24 @@ def mask(value: Any) -> Any:
     if isinstance(value, str):
         return mask_text(value)
     if isinstance(value, Mapping):
-        return {k: (masked(v) if isinstance(k, str) and isinstance(v, str) and v
-                    and secret_name(k) and not v.startswith(MASK) else mask(v))
-                for k, v in value.items()}
+        return {
+            k: (
+                masked(v)
+                if isinstance(k, str)
+                and isinstance(v, str)
+                and v
+                and secret_name(k)
+                and not v.startswith(MASK)
+                else mask(v)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return type(value)(mask(v) for v in value) if isinstance(value, tuple) else [
-            mask(v) for v in value]
+        return (
+            type(value)(mask(v) for v in value)
+            if isinstance(value, tuple)
+            else [mask(v) for v in value]
+        )
     return value
 
 

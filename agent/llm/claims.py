@@ -11,8 +11,9 @@ from agent.state import Claim, InvestigationState
 CLAIM_WEIGHT = 8  # a weight this high is the model asserting a cause
 
 
-def apply_rankings(state: InvestigationState, rankings: list[Ranking] | None,
-                   log: Callable[..., None]) -> None:
+def apply_rankings(
+    state: InvestigationState, rankings: list[Ranking] | None, log: Callable[..., None]
+) -> None:
     if not rankings:
         return
     for r in rankings:
@@ -20,8 +21,13 @@ def apply_rankings(state: InvestigationState, rankings: list[Ranking] | None,
         if h.status == "open":
             h.prior *= (1 + r.weight) / 6
         h.reasons.append(f"model: {r.weight:g}/10, {r.reason}")
-        log("hypothesize", "hypothesis", f"model ranks {r.candidate} {r.weight:g}/10: "
-            f"{r.reason}", candidate=r.candidate, weight=r.weight)
+        log(
+            "hypothesize",
+            "hypothesis",
+            f"model ranks {r.candidate} {r.weight:g}/10: {r.reason}",
+            candidate=r.candidate,
+            weight=r.weight,
+        )
         if r.weight >= CLAIM_WEIGHT:
             state.claims.append(Claim(candidate=r.candidate, weight=r.weight, reason=r.reason))
 
@@ -43,11 +49,15 @@ def judge_claims(state: InvestigationState, culprits: list[str]) -> None:
             has = claim.candidate in held(state, config.key)
             share = restored(state, config.key)
             if has and config.level == "good":
-                evidence.append(f"'{config.label}' still holds {claim.candidate} and measures "
-                                f"{config.mean:.3g} {unit}: {share:.0%} of the gap restored")
+                evidence.append(
+                    f"'{config.label}' still holds {claim.candidate} and measures "
+                    f"{config.mean:.3g} {unit}: {share:.0%} of the gap restored"
+                )
             elif not has and config.level == "bad":
-                evidence.append(f"'{config.label}' lacks {claim.candidate} and measures "
-                                f"{config.mean:.3g} {unit}: the regression without it")
+                evidence.append(
+                    f"'{config.label}' lacks {claim.candidate} and measures "
+                    f"{config.mean:.3g} {unit}: the regression without it"
+                )
         drop = next((d for d in state.dropped if d.candidate == claim.candidate), None)
         if drop:
             evidence += [f"dropped before any launch: {drop.reason}", *drop.evidence]

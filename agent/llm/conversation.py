@@ -13,19 +13,32 @@ from agent.state import InvestigationState
 
 
 def _tool(name: str, description: str, properties: dict, required: list[str]) -> dict:
-    return {"type": "function", "function": {"name": name, "description": description,
-                                             "parameters": {"type": "object",
-                                                            "properties": properties,
-                                                            "required": required}}}
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": properties, "required": required},
+        },
+    }
 
 
 STR = {"type": "string"}
-TOOLS = [_tool("drop_hypothesis", "Drop a hypothesis, with the reason.",
-               {"candidate": STR, "reason": STR}, ["candidate", "reason"]),
-         _tool("test_hypothesis", "Test this hypothesis first.", {"candidate": STR},
-               ["candidate"]),
-         _tool("suggest_env", "Try NAME=VALUE on the bad state (one launch, approved first).",
-               {"name": STR, "value": STR}, ["name", "value"])]
+TOOLS = [
+    _tool(
+        "drop_hypothesis",
+        "Drop a hypothesis, with the reason.",
+        {"candidate": STR, "reason": STR},
+        ["candidate", "reason"],
+    ),
+    _tool("test_hypothesis", "Test this hypothesis first.", {"candidate": STR}, ["candidate"]),
+    _tool(
+        "suggest_env",
+        "Try NAME=VALUE on the bad state (one launch, approved first).",
+        {"name": STR, "value": STR},
+        ["name", "value"],
+    ),
+]
 
 
 class Drop(BaseModel):
@@ -53,16 +66,21 @@ class Answer(BaseModel):
 
 def _summary(state: InvestigationState) -> str:
     lines = describe(state) + [f"phase {state.phase}, {state.launches} launches"]
-    lines += [f"{cid}: {h.status}, prior {h.prior:.2g}; {'; '.join(h.evidence[-2:] or h.reasons)}"
-              for cid, h in state.hypotheses.items()]
+    lines += [
+        f"{cid}: {h.status}, prior {h.prior:.2g}; {'; '.join(h.evidence[-2:] or h.reasons)}"
+        for cid, h in state.hypotheses.items()
+    ]
     return "\n".join(lines)
 
 
-def converse(reasoner: LLMReasoner, state: InvestigationState, question: str,
-             known: set[str]) -> Answer:
+def converse(
+    reasoner: LLMReasoner, state: InvestigationState, question: str, known: set[str]
+) -> Answer:
     system = resources.files("prompts").joinpath("chat.txt").read_text()
-    messages = [{"role": "system", "content": system},
-                {"role": "user", "content": f"<data>\n{_summary(state)}\n</data>\n\n{question}"}]
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"<data>\n{_summary(state)}\n</data>\n\n{question}"},
+    ]
     reply = reasoner._call(messages, TOOLS)
     if reply is None:
         return Answer(text="", actions=[], errors=["the model endpoint failed"])

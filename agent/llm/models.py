@@ -42,8 +42,9 @@ class ChatModel(Protocol):
 class OpenAIModel:
     """Any OpenAI-compatible endpoint (OpenAI, or an SGLang / vLLM server)."""
 
-    def __init__(self, base_url: str | None, model: str, api_key: str | None,
-                 timeout_s: float = 120.0) -> None:
+    def __init__(
+        self, base_url: str | None, model: str, api_key: str | None, timeout_s: float = 120.0
+    ) -> None:
         self.base_url = base_url
         self.name = model
         self.api_key = api_key or "none"
@@ -53,10 +54,12 @@ class OpenAIModel:
         import openai
 
         try:
-            with openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
-                               timeout=self.timeout_s) as client:
-                answer = client.chat.completions.create(model=self.name, messages=messages,
-                                                        tools=tools, tool_choice="auto")
+            with openai.OpenAI(
+                base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.timeout_s
+            ) as client:
+                answer = client.chat.completions.create(
+                    model=self.name, messages=messages, tools=tools, tool_choice="auto"
+                )
         except openai.APIStatusError as e:
             raise ModelError(f"the model endpoint answered HTTP {e.status_code}") from None
         except openai.APIError as e:
@@ -64,12 +67,18 @@ class OpenAIModel:
         if not answer.choices:
             return Reply()
         message = answer.choices[0].message
-        calls = [ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-                 for c in (message.tool_calls or []) if getattr(c, "function", None)]
+        calls = [
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+            for c in (message.tool_calls or [])
+            if getattr(c, "function", None)
+        ]
         usage = answer.usage
-        return Reply(content=message.content or "", tool_calls=calls,
-                     prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                     completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
+        return Reply(
+            content=message.content or "",
+            tool_calls=calls,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        )
 
 
 class ScriptedModel:

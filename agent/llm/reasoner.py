@@ -19,27 +19,61 @@ from agent.llm.models import ChatModel, ModelError, Reply
 from agent.state import InvestigationState
 
 MAX_TRIES = 5  # answers (and failed calls) per step before the rules reasoner takes over
-SET_PRIORS = {"type": "function", "function": {
-    "name": "set_priors",
-    "description": "Rank every candidate: weight 0 (cannot matter) to 10 (almost certainly it).",
-    "parameters": {"type": "object", "required": ["rankings"], "properties": {"rankings": {
-        "type": "array", "items": {"type": "object", "required": ["candidate", "weight", "reason"],
-                                   "properties": {"candidate": {"type": "string"},
-                                                  "weight": {"type": "number"},
-                                                  "reason": {"type": "string"}}}}}}}}
+SET_PRIORS = {
+    "type": "function",
+    "function": {
+        "name": "set_priors",
+        "description": "Rank every candidate: weight 0 (cannot matter) to 10 (almost certainly "
+        "it).",
+        "parameters": {
+            "type": "object",
+            "required": ["rankings"],
+            "properties": {
+                "rankings": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["candidate", "weight", "reason"],
+                        "properties": {
+                            "candidate": {"type": "string"},
+                            "weight": {"type": "number"},
+                            "reason": {"type": "string"},
+                        },
+                    },
+                }
+            },
+        },
+    },
+}
 
 
-WRITE_SUMMARY = {"type": "function", "function": {
-    "name": "write_summary", "description": "The investigation's narrative, for the report.",
-    "parameters": {"type": "object", "required": ["text"],
-                   "properties": {"text": {"type": "string"}}}}}
+WRITE_SUMMARY = {
+    "type": "function",
+    "function": {
+        "name": "write_summary",
+        "description": "The investigation's narrative, for the report.",
+        "parameters": {
+            "type": "object",
+            "required": ["text"],
+            "properties": {"text": {"type": "string"}},
+        },
+    },
+}
 NARRATIVE_TRIES = 2
 
 
-CHOOSE = {"type": "function", "function": {
-    "name": "choose_experiment", "description": "Which of the offered experiments to run next.",
-    "parameters": {"type": "object", "required": ["option"],
-                   "properties": {"option": {"type": "integer"}, "reason": {"type": "string"}}}}}
+CHOOSE = {
+    "type": "function",
+    "function": {
+        "name": "choose_experiment",
+        "description": "Which of the offered experiments to run next.",
+        "parameters": {
+            "type": "object",
+            "required": ["option"],
+            "properties": {"option": {"type": "integer"}, "reason": {"type": "string"}},
+        },
+    },
+}
 
 
 class Choice(BaseModel):
@@ -86,8 +120,14 @@ def _candidates_text(state: InvestigationState) -> str:
 
 
 class LLMReasoner:
-    def __init__(self, model: ChatModel, log: Callable[..., None], max_calls: int = 20,
-                 max_cost: float | None = None, price_per_mtok: tuple[float, float] = (0, 0)):
+    def __init__(
+        self,
+        model: ChatModel,
+        log: Callable[..., None],
+        max_calls: int = 20,
+        max_cost: float | None = None,
+        price_per_mtok: tuple[float, float] = (0, 0),
+    ):
         self.model = model
         self.log = log
         self.max_calls = max_calls
@@ -107,16 +147,25 @@ class LLMReasoner:
         try:
             reply = self.model.complete(messages, tools or [SET_PRIORS])
         except ModelError as e:
-            self.log("hypothesize", "error", f"model call failed: {e}; trying again",
-                     model=self.model.name)
+            self.log(
+                "hypothesize",
+                "error",
+                f"model call failed: {e}; trying again",
+                model=self.model.name,
+            )
             return None
         self.usage.prompt_tokens += reply.prompt_tokens
         self.usage.completion_tokens += reply.completion_tokens
         cost = (reply.prompt_tokens * self.price[0] + reply.completion_tokens * self.price[1]) / 1e6
         self.usage.cost += cost
-        self.log("hypothesize", "tool_result", f"model {self.model.name} answered "
-                 f"({reply.prompt_tokens}+{reply.completion_tokens} tokens, ${cost:.4f})",
-                 reply=reply.model_dump(), usage=self.usage.model_dump())
+        self.log(
+            "hypothesize",
+            "tool_result",
+            f"model {self.model.name} answered "
+            f"({reply.prompt_tokens}+{reply.completion_tokens} tokens, ${cost:.4f})",
+            reply=reply.model_dump(),
+            usage=self.usage.model_dump(),
+        )
         return reply
 
     def rank(self, state: InvestigationState) -> list[Ranking] | None:
@@ -124,17 +173,24 @@ class LLMReasoner:
         if not ids:
             return None
         user = _template("rank_hypotheses_user.txt").format(
-            symptom=state.symptom.text, facts="\n".join(describe(state)),
+            symptom=state.symptom.text,
+            facts="\n".join(describe(state)),
             candidates=_candidates_text(state),
             dropped="\n".join(f"- {d.candidate}: {d.reason}" for d in state.dropped) or "none",
-            ids=", ".join(ids))
-        messages: list[dict] = [{"role": "system", "content": _template("rank_hypotheses.txt")},
-                                {"role": "user", "content": user}]
+            ids=", ".join(ids),
+        )
+        messages: list[dict] = [
+            {"role": "system", "content": _template("rank_hypotheses.txt")},
+            {"role": "user", "content": user},
+        ]
         for _ in range(MAX_TRIES):
             spent = self._spent()
             if spent:
-                self.log("hypothesize", "error", f"LLM budget spent ({spent}): the rules "
-                         "reasoner's priors stand")
+                self.log(
+                    "hypothesize",
+                    "error",
+                    f"LLM budget spent ({spent}): the rules reasoner's priors stand",
+                )
                 return None
             reply = self._call(messages)
             if reply is None:
@@ -144,8 +200,11 @@ class LLMReasoner:
                 return rankings
             self.log("hypothesize", "error", f"invalid model answer: {problem}; asked again")
             messages += self._correction(reply, problem)
-        self.log("hypothesize", "error", "no valid ranking from the model: the rules "
-                 "reasoner's priors stand for this step")
+        self.log(
+            "hypothesize",
+            "error",
+            "no valid ranking from the model: the rules reasoner's priors stand for this step",
+        )
         return None
 
     def choose(self, question: str, options: list[str]) -> int | None:
@@ -153,8 +212,10 @@ class LLMReasoner:
         if self._spent():
             return None
         listing = "\n".join(f"{i}. {option}" for i, option in enumerate(options, 1))
-        messages = [{"role": "system", "content": _template("choose_experiment.txt")},
-                    {"role": "user", "content": f"{question}\n<data>\n{listing}\n</data>"}]
+        messages = [
+            {"role": "system", "content": _template("choose_experiment.txt")},
+            {"role": "user", "content": f"{question}\n<data>\n{listing}\n</data>"},
+        ]
         reply = self._call(messages, [CHOOSE])
         call = reply.tool_calls[0] if reply and reply.tool_calls else None
         if call is None or call.name != "choose_experiment":
@@ -163,24 +224,35 @@ class LLMReasoner:
         try:
             choice = Choice.model_validate_json(call.arguments)
         except ValidationError:
-            self.log("plan", "error", "invalid choose_experiment arguments: the planner's order "
-                     "stands")
+            self.log(
+                "plan", "error", "invalid choose_experiment arguments: the planner's order stands"
+            )
             return None
         if not 1 <= choice.option <= len(options):
-            self.log("plan", "error", f"option {choice.option} was not offered: the planner's "
-                     "order stands")
+            self.log(
+                "plan",
+                "error",
+                f"option {choice.option} was not offered: the planner's order stands",
+            )
             return None
-        self.log("plan", "thought", f"the model chose option {choice.option}: "
-                 f"{choice.reason or 'no reason given'}", option=choice.option)
+        self.log(
+            "plan",
+            "thought",
+            f"the model chose option {choice.option}: {choice.reason or 'no reason given'}",
+            option=choice.option,
+        )
         return choice.option
 
     def narrate(self, result: dict) -> str | None:
         """The report's narrative, in the model's words (the verdict stays the engine's)."""
-        shown = {k: result.get(k) for k in ("status", "metric", "culprits", "dropped",
-                                              "unexplained_share", "launches")}
+        shown = {
+            k: result.get(k)
+            for k in ("status", "metric", "culprits", "dropped", "unexplained_share", "launches")
+        }
         messages: list[dict] = [
             {"role": "system", "content": _template("narrative.txt")},
-            {"role": "user", "content": f"<data>\n{json.dumps(shown, default=str)}\n</data>"}]
+            {"role": "user", "content": f"<data>\n{json.dumps(shown, default=str)}\n</data>"},
+        ]
         for _ in range(NARRATIVE_TRIES):
             if self._spent():
                 return None
@@ -192,7 +264,7 @@ class LLMReasoner:
                 try:
                     return Summary.model_validate_json(call.arguments).text
                 except ValidationError:
-                    problem = "write_summary needs {\"text\": \"...\"}"
+                    problem = 'write_summary needs {"text": "..."}'
             else:
                 problem = "call write_summary with the narrative"
             self.log("report", "error", f"invalid model answer: {problem}; asked again")
@@ -211,8 +283,10 @@ class LLMReasoner:
             parsed = SetPriors.model_validate_json(call.arguments)
         except ValidationError as e:
             first = e.errors()[0]
-            return (f"set_priors arguments are invalid at "
-                    f"{'.'.join(str(p) for p in first['loc']) or 'top'}: {first['msg']}"), None
+            return (
+                f"set_priors arguments are invalid at "
+                f"{'.'.join(str(p) for p in first['loc']) or 'top'}: {first['msg']}"
+            ), None
         unknown = [r.candidate for r in parsed.rankings if r.candidate not in ids]
         if unknown:
             return f"unknown candidate ids {unknown}; use only {ids}", None
@@ -221,11 +295,18 @@ class LLMReasoner:
     @staticmethod
     def _correction(reply: Reply, problem: str) -> list[dict]:
         if not reply.tool_calls:
-            return [{"role": "assistant", "content": reply.content or ""},
-                    {"role": "user", "content": f"Error: {problem}."}]
-        calls = [{"id": c.id, "type": "function",
-                  "function": {"name": c.name, "arguments": c.arguments}}
-                 for c in reply.tool_calls]
-        return [{"role": "assistant", "content": reply.content or None, "tool_calls": calls},
-                *[{"role": "tool", "tool_call_id": c.id, "content": json.dumps(
-                    {"error": problem})} for c in reply.tool_calls]]
+            return [
+                {"role": "assistant", "content": reply.content or ""},
+                {"role": "user", "content": f"Error: {problem}."},
+            ]
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ]
+        return [
+            {"role": "assistant", "content": reply.content or None, "tool_calls": calls},
+            *[
+                {"role": "tool", "tool_call_id": c.id, "content": json.dumps({"error": problem})}
+                for c in reply.tool_calls
+            ],
+        ]

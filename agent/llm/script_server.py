@@ -36,18 +36,32 @@ class _Script:
 
 
 def _completion(entry: dict, model: str, n: int) -> dict:
-    calls = [{"id": f"call_{n}_{i}", "type": "function",
-              "function": {"name": c.get("name", ""),
-                           "arguments": c["arguments"] if isinstance(c.get("arguments"), str)
-                           else json.dumps(c.get("arguments", {}))}}
-             for i, c in enumerate(entry.get("tool_calls", []))]
+    calls = [
+        {
+            "id": f"call_{n}_{i}",
+            "type": "function",
+            "function": {
+                "name": c.get("name", ""),
+                "arguments": c["arguments"]
+                if isinstance(c.get("arguments"), str)
+                else json.dumps(c.get("arguments", {})),
+            },
+        }
+        for i, c in enumerate(entry.get("tool_calls", []))
+    ]
     message: dict = {"role": "assistant", "content": entry.get("content")}
     if calls:
         message["tool_calls"] = calls
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": [{"index": 0, "message": message,
-                                         "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
 
 
 def make_server(script: _Script, port: int) -> ThreadingHTTPServer:
@@ -93,8 +107,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--requests-log", type=Path)
     args = parser.parse_args()
-    server = make_server(_Script(json.loads(args.script.read_text()), args.requests_log),
-                         args.port)
+    server = make_server(_Script(json.loads(args.script.read_text()), args.requests_log), args.port)
     server.serve_forever()
 
 

@@ -31,9 +31,11 @@ from tools.lab.truth import load_truth  # noqa: E402
 
 def cpu_steal(out: Path, stop: threading.Event) -> None:
     """One line a second: time, steal share of all CPU time in that second (from /proc/stat)."""
+
     def read() -> tuple[int, int]:
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
         return sum(fields), fields[7] if len(fields) > 7 else 0
+
     with out.open("w") as file:
         total, steal = read()
         while not stop.wait(1.0):
@@ -65,13 +67,27 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": f"{REPO}:{os.environ.get('PYTHONPATH', '')}"}
     lab = Path(tempfile.mkdtemp()) / "lab"
-    subprocess.run([sys.executable, "-m", "agent", "lab", "create", "transformers", str(lab)],
-                   env=env, check=True, stdout=subprocess.DEVNULL)
-    diff = json.loads(subprocess.run([sys.executable, "-m", "agent", "diff", "--json"], cwd=lab,
-                                     env=env, check=True, capture_output=True).stdout)
+    subprocess.run(
+        [sys.executable, "-m", "agent", "lab", "create", "transformers", str(lab)],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    diff = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "agent", "diff", "--json"],
+            cwd=lab,
+            env=env,
+            check=True,
+            capture_output=True,
+        ).stdout
+    )
     culprit = load_truth(lab).culprits[0]
-    culprit_id = next(c["id"] for c in diff["candidates"]
-                      if c["file"] == culprit.file and c["header"] == culprit.hunk)
+    culprit_id = next(
+        c["id"]
+        for c in diff["candidates"]
+        if c["file"] == culprit.file and c["header"] == culprit.hunk
+    )
     variants = {"bad": [], "culprit reverted": ["--revert", culprit_id]}
 
     stop = threading.Event()
@@ -79,26 +95,48 @@ def main() -> None:
     smi = None
     if shutil.which("nvidia-smi"):
         smi = subprocess.Popen(
-            ["nvidia-smi", "--query-gpu=timestamp,clocks.sm,utilization.gpu,power.draw",
-             "--format=csv,noheader,nounits", "-lms", "250"],
-            stdout=(args.out / "smi.csv").open("w"))
+            [
+                "nvidia-smi",
+                "--query-gpu=timestamp,clocks.sm,utilization.gpu,power.draw",
+                "--format=csv,noheader,nounits",
+                "-lms",
+                "250",
+            ],
+            stdout=(args.out / "smi.csv").open("w"),
+        )
     rows = []
     try:
         for round_no in range(args.rounds):
             for name, extra in variants.items():
                 start = time.time()
-                done = subprocess.run([sys.executable, "-m", "agent", "experiment", "--json",
-                                       *extra], cwd=lab, env=env, capture_output=True, text=True)
+                done = subprocess.run(
+                    [sys.executable, "-m", "agent", "experiment", "--json", *extra],
+                    cwd=lab,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                )
                 end = time.time()
                 if done.returncode:
                     print(f"{name}: failed: {done.stderr.strip()[-300:]}", flush=True)
                     continue
                 samples = json.loads(done.stdout)["metric"]["samples"]
-                rows.append({"round": round_no, "variant": name, "start": start, "end": end,
-                             "median": statistics.median(samples), "samples": samples,
-                             "steal": window(args.out / "steal.txt", start, end, 1)})
-                print(f"{name:18} {rows[-1]['median']:7.2f} ms  requests "
-                      f"{min(samples):.2f}..{max(samples):.2f}  {end - start:.0f} s", flush=True)
+                rows.append(
+                    {
+                        "round": round_no,
+                        "variant": name,
+                        "start": start,
+                        "end": end,
+                        "median": statistics.median(samples),
+                        "samples": samples,
+                        "steal": window(args.out / "steal.txt", start, end, 1),
+                    }
+                )
+                print(
+                    f"{name:18} {rows[-1]['median']:7.2f} ms  requests "
+                    f"{min(samples):.2f}..{max(samples):.2f}  {end - start:.0f} s",
+                    flush=True,
+                )
     finally:
         stop.set()
         if smi:
@@ -127,15 +165,19 @@ def summarize(rows: list[dict], smi: Path) -> None:
     print(f"\n{'variant':18} {'median':>7} {'SM MHz':>7} {'GPU %':>6} {'steal':>6}")
     for row in rows:
         sm, util = (window(clocks, row["start"], row["end"], i) for i in (1, 2))
-        print(f"{row['variant']:18} {row['median']:7.2f} {sm or 0:7.0f} {util or 0:6.0f} "
-              f"{100 * (row['steal'] or 0):5.1f}%")
+        print(
+            f"{row['variant']:18} {row['median']:7.2f} {sm or 0:7.0f} {util or 0:6.0f} "
+            f"{100 * (row['steal'] or 0):5.1f}%"
+        )
     print()
     for name in dict.fromkeys(row["variant"] for row in rows):
         medians = [row["median"] for row in rows if row["variant"] == name]
         spread = statistics.stdev(medians) if len(medians) > 1 else 0.0
-        print(f"{name:18} launches {len(medians)}  mean {statistics.mean(medians):.2f}  "
-              f"SD {spread:.2f} ({100 * spread / statistics.mean(medians):.0f} %)  "
-              f"range {min(medians):.2f}..{max(medians):.2f}")
+        print(
+            f"{name:18} launches {len(medians)}  mean {statistics.mean(medians):.2f}  "
+            f"SD {spread:.2f} ({100 * spread / statistics.mean(medians):.0f} %)  "
+            f"range {min(medians):.2f}..{max(medians):.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -18,23 +18,29 @@ from agent.state import InvestigationState
 def summary(session: Path) -> dict:
     result = json.loads((session / "result.json").read_text())
     state = InvestigationState.model_validate(json.loads((session / "state.json").read_text()))
-    events = [json.loads(line) for line in (session / "transcript.jsonl").read_text()
-              .splitlines()[1:]]
+    events = [
+        json.loads(line) for line in (session / "transcript.jsonl").read_text().splitlines()[1:]
+    ]
     sigma = noise(state)
     good = state.configs[state.good_key].mean
     return {
         "status": result["status"],
         "culprits": [{k: c.get(k) for k in ("id", "file", "share")} for c in result["culprits"]],
-        "dropped": [{"file": d.get("file"), "evidence": d.get("evidence")}
-                    for d in result["dropped"]],
+        "dropped": [
+            {"file": d.get("file"), "evidence": d.get("evidence")} for d in result["dropped"]
+        ],
         "metric": result["metric"],
         "launches": result["launches"],
         "candidates": len(state.candidates),
         "git_bisect_launches": bisect_launches(len(state.candidates)),
-        "noise": {"sigma": round(sigma.sigma, 4), "df": sigma.df,
-                  "cv_of_good": round(sigma.sigma / good, 4) if good else None},
-        "launch_values": {c.label: [round(v, 3) for v in c.values]
-                          for c in state.configs.values() if c.values},
+        "noise": {
+            "sigma": round(sigma.sigma, 4),
+            "df": sigma.df,
+            "cv_of_good": round(sigma.sigma / good, 4) if good else None,
+        },
+        "launch_values": {
+            c.label: [round(v, 3) for v in c.values] for c in state.configs.values() if c.values
+        },
         "wall_s": round(events[-1]["ts"] - events[0]["ts"], 1),
     }
 

@@ -20,16 +20,33 @@ from typing import Any
 
 from tools.sglang.log_lines import MAX_LINE_CHARS, RECORD_START
 
-BENCH_KEYS = ("output_throughput", "median_tpot_ms", "median_itl_ms", "median_ttft_ms",
-              "request_throughput", "accept_length")
+BENCH_KEYS = (
+    "output_throughput",
+    "median_tpot_ms",
+    "median_itl_ms",
+    "median_ttft_ms",
+    "request_throughput",
+    "accept_length",
+)
 # The names bench_serving wrote before its keys took their units (sglang 0.2, mid-2024): the same
 # numbers, latencies already in ms. A record has one name or the other.
-_LEGACY_KEYS = {"output_throughput": "output_token_throughput", "median_ttft_ms": "median_ttft",
-                "median_itl_ms": "median_itl"}
+_LEGACY_KEYS = {
+    "output_throughput": "output_token_throughput",
+    "median_ttft_ms": "median_ttft",
+    "median_itl_ms": "median_itl",
+}
 # Keys only bench_serving writes (bench_one_batch_server also has `output_throughput`); a
 # record has them all, so two of them tell it from a JSON line that has one by chance.
-_SERVING_ONLY = ("request_throughput", "median_ttft_ms", "median_itl_ms", "median_tpot_ms",
-                 "completed", "duration", "median_ttft", "median_itl")
+_SERVING_ONLY = (
+    "request_throughput",
+    "median_ttft_ms",
+    "median_itl_ms",
+    "median_tpot_ms",
+    "completed",
+    "duration",
+    "median_ttft",
+    "median_itl",
+)
 _QUOTED_KEYS = tuple(f'"{key}"' for key in _SERVING_ONLY)
 _OBJECT_START = re.compile(r'\{\s*"|\{\s*$')
 _KEY = re.compile(r'\s*"((?:[^"\\]|\\.){1,200})"\s*:\s*')

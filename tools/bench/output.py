@@ -40,11 +40,17 @@ _MIN_TAIL_ROWS = 2
 _TAIL_START = re.compile(r"\(m?s\)|/s\)|Accept len")
 
 _ONE_BATCH_LABELS = {
-    "batch size": "batch_size", "input_len": "input_len", "output_len": "output_len",
-    "latency": "latency", "input throughput": "input_throughput",
-    "output throughput": "output_throughput", "overall throughput": "overall_throughput",
-    "(input + output) throughput": "overall_throughput", "last_ttft": "last_ttft",
-    "last generation throughput": "last_gen_throughput", "acc_length": "acc_length",
+    "batch size": "batch_size",
+    "input_len": "input_len",
+    "output_len": "output_len",
+    "latency": "latency",
+    "input throughput": "input_throughput",
+    "output throughput": "output_throughput",
+    "overall throughput": "overall_throughput",
+    "(input + output) throughput": "overall_throughput",
+    "last_ttft": "last_ttft",
+    "last generation throughput": "last_gen_throughput",
+    "acc_length": "acc_length",
 }
 _ONE_BATCH_ROW = re.compile(r"\s*([a-z_ ()+]{3,40}):\s*(\S+)")
 _ONE_BATCH_KEYS = frozenset({"batch_size", "latency"})
@@ -163,8 +169,11 @@ class BenchFinder:
     def _end_tail(self) -> None:
         tail, self.tail = self.tail, None
         # Rows of bench_serving's own labels, ending at its closing rule or giving a value.
-        if tail is not None and tail.rows >= _MIN_TAIL_ROWS and (
-                tail.complete or any(v is not None for v in tail.summary.values())):
+        if (
+            tail is not None
+            and tail.rows >= _MIN_TAIL_ROWS
+            and (tail.complete or any(v is not None for v in tail.summary.values()))
+        ):
             self.first_tail = tail.summary
 
     def _end_block(self) -> None:

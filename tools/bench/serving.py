@@ -48,8 +48,12 @@ class BenchResult(BaseModel):
 
 def is_measurement(value: object) -> bool:
     """A time or a rate: a finite number above zero (NaN, inf, 0 and negatives are not)."""
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value) and value > 0)
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
@@ -66,23 +70,32 @@ def _stream_chunks(client: httpx.Client, url: str, body: dict) -> Iterator[dict]
     with client.stream("POST", url, json=body) as response:
         if response.status_code != 200:
             response.read()
-            raise BenchError(f"POST {url} returned HTTP {response.status_code}: "
-                             f"{response.text[:200]!r}")
+            raise BenchError(
+                f"POST {url} returned HTTP {response.status_code}: {response.text[:200]!r}"
+            )
         for line in response.iter_lines():
             if not line.startswith("data:") or line.strip() == "data: [DONE]":
                 continue
             try:
                 yield json.loads(line[5:])
             except json.JSONDecodeError:
-                raise BenchError(f"POST {url} streamed a line that is not JSON: "
-                                 f"{line[:120]!r}") from None
+                raise BenchError(
+                    f"POST {url} streamed a line that is not JSON: {line[:120]!r}"
+                ) from None
 
 
-def _one_openai(client: httpx.Client, url: str, model: str, input_len: int, output_len: int,
-                i: int) -> RequestSample:
-    body = {"model": model, "prompt": _prompt(input_len, i), "max_tokens": output_len,
-            "temperature": 0.0, "stream": True, "ignore_eos": True,
-            "stream_options": {"include_usage": True}}
+def _one_openai(
+    client: httpx.Client, url: str, model: str, input_len: int, output_len: int, i: int
+) -> RequestSample:
+    body = {
+        "model": model,
+        "prompt": _prompt(input_len, i),
+        "max_tokens": output_len,
+        "temperature": 0.0,
+        "stream": True,
+        "ignore_eos": True,
+        "stream_options": {"include_usage": True},
+    }
     start = time.perf_counter()
     first = None
     chunks = 0
@@ -95,15 +108,24 @@ def _one_openai(client: httpx.Client, url: str, model: str, input_len: int, outp
         usage = chunk.get("usage") or usage
     latency = time.perf_counter() - start
     tokens = usage.get("completion_tokens") or chunks
-    return RequestSample(latency_s=latency, ttft_s=first, prompt_tokens=usage.get(
-        "prompt_tokens"), completion_tokens=tokens, time_source="client", meta_info=usage)
+    return RequestSample(
+        latency_s=latency,
+        ttft_s=first,
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=tokens,
+        time_source="client",
+        meta_info=usage,
+    )
 
 
-def _one_generate(client: httpx.Client, url: str, input_len: int, output_len: int,
-                  i: int) -> RequestSample:
-    body = {"text": _prompt(input_len, i), "stream": True,
-            "sampling_params": {"max_new_tokens": output_len, "temperature": 0.0,
-                                "ignore_eos": True}}
+def _one_generate(
+    client: httpx.Client, url: str, input_len: int, output_len: int, i: int
+) -> RequestSample:
+    body = {
+        "text": _prompt(input_len, i),
+        "stream": True,
+        "sampling_params": {"max_new_tokens": output_len, "temperature": 0.0, "ignore_eos": True},
+    }
     start = time.perf_counter()
     first_client = first_server = None
     meta: dict = {}
@@ -114,8 +136,10 @@ def _one_generate(client: httpx.Client, url: str, input_len: int, output_len: in
             first_server = meta.get("e2e_latency")
     client_latency = time.perf_counter() - start
     if not is_measurement(meta.get("completion_tokens")):
-        raise BenchError(f"POST {url} replied without a token count "
-                         f"(meta_info.completion_tokens = {meta.get('completion_tokens')!r})")
+        raise BenchError(
+            f"POST {url} replied without a token count "
+            f"(meta_info.completion_tokens = {meta.get('completion_tokens')!r})"
+        )
     # the server's clock when it gives usable times; else ours (never a NaN or negative time)
     server = is_measurement(meta.get("e2e_latency")) and is_measurement(first_server)
     return RequestSample(
@@ -141,12 +165,23 @@ def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
     verify = [(s, d) for s, d in decode if s.meta_info.get("spec_verify_ct")]
     if verify:
         series["verify_ms"] = ("ms", [1000 * d / s.meta_info["spec_verify_ct"] for s, d in verify])
-        series["accept_len"] = ("tokens", [s.meta_info.get("spec_accept_length") or
-                                           s.completion_tokens / s.meta_info["spec_verify_ct"]
-                                           for s, _ in verify])
+        series["accept_len"] = (
+            "tokens",
+            [
+                s.meta_info.get("spec_accept_length")
+                or s.completion_tokens / s.meta_info["spec_verify_ct"]
+                for s, _ in verify
+            ],
+        )
     return {
-        name: Metric(name=name, unit=unit, median=statistics.median(values),
-                     mean=statistics.fmean(values), samples=values, source=source)
+        name: Metric(
+            name=name,
+            unit=unit,
+            median=statistics.median(values),
+            mean=statistics.fmean(values),
+            samples=values,
+            source=source,
+        )
         for name, (unit, values) in series.items()
     }
 
@@ -159,10 +194,18 @@ def _model_name(client: httpx.Client, base_url: str) -> str:
         return "default"
 
 
-def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, input_len: int,
-                   output_len: int, warmup: int = 1, timeout_s: float = 600.0,
-                   on_done: Callable[[int, int], None] | None = None,
-                   api_key: str | None = None) -> BenchResult:
+def run_http_bench(
+    base_url: str,
+    kind: str,
+    requests: int,
+    concurrency: int,
+    input_len: int,
+    output_len: int,
+    warmup: int = 1,
+    timeout_s: float = 600.0,
+    on_done: Callable[[int, int], None] | None = None,
+    api_key: str | None = None,
+) -> BenchResult:
     """`requests` streamed calls at `concurrency`, after `warmup` discarded ones.
 
     kind "generate" posts to SGLang's /generate, "openai" to /v1/completions; `api_key` is the
@@ -172,8 +215,9 @@ def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, in
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     try:
         # plain HTTP to a local server: skip building a TLS context (tens of ms per client)
-        with httpx.Client(timeout=timeout_s, limits=limits, verify=False,
-                          headers=auth_headers(api_key)) as client:
+        with httpx.Client(
+            timeout=timeout_s, limits=limits, verify=False, headers=auth_headers(api_key)
+        ) as client:
             if kind == "openai":
                 url, model = base_url + "/v1/completions", _model_name(client, base_url)
 
@@ -199,6 +243,7 @@ def run_http_bench(base_url: str, kind: str, requests: int, concurrency: int, in
                 # server (the caller's next step) ends them
                 pool.shutdown(wait=False, cancel_futures=True)
     except httpx.HTTPError as e:
-        raise BenchError(f"benchmark request to {base_url} failed: {type(e).__name__}: "
-                         f"{e}") from None
+        raise BenchError(
+            f"benchmark request to {base_url} failed: {type(e).__name__}: {e}"
+        ) from None
     return BenchResult(samples=samples, metrics=derive_metrics(samples))

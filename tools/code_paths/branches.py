@@ -84,16 +84,26 @@ def _condition(module: str, unders: tuple[tuple[ast.expr, bool], ...]) -> Condit
     if len(unders) == 1:
         test, taken = unders[0]
         flag, when = _flag(test)
-        return Condition(module=module, test=ast.unparse(test), flag=flag,
-                         when=when if taken else not when)
+        return Condition(
+            module=module, test=ast.unparse(test), flag=flag, when=when if taken else not when
+        )
     parts = [t if taken else ast.UnaryOp(op=ast.Not(), operand=t) for t, taken in unders]
-    return Condition(module=module, test=ast.unparse(ast.BoolOp(op=ast.And(), values=parts)),
-                     flag=None, when=True)
+    return Condition(
+        module=module,
+        test=ast.unparse(ast.BoolOp(op=ast.And(), values=parts)),
+        flag=None,
+        when=True,
+    )
 
 
-def uses(stmts: list[ast.stmt], names: dict[str, str], branching: Branching,
-         direct: set[str], conditional: dict[str, Condition],
-         unders: tuple[tuple[ast.expr, bool], ...] = ()) -> None:
+def uses(
+    stmts: list[ast.stmt],
+    names: dict[str, str],
+    branching: Branching,
+    direct: set[str],
+    conditional: dict[str, Condition],
+    unders: tuple[tuple[ast.expr, bool], ...] = (),
+) -> None:
     """The backend modules `stmts` use (by a name of `names` or by import), each either
     directly or under the `if` tests that `branching` accepts."""
     for stmt in stmts:
@@ -104,14 +114,20 @@ def uses(stmts: list[ast.stmt], names: dict[str, str], branching: Branching,
             uses(stmt.orelse, names, branching, direct, conditional, unders + less)
             continue
         if isinstance(stmt, ast.For | ast.While | ast.With | ast.Try):
-            for block in (getattr(stmt, "body", []), getattr(stmt, "orelse", []),
-                          getattr(stmt, "finalbody", []),
-                          *(h.body for h in getattr(stmt, "handlers", []))):
+            for block in (
+                getattr(stmt, "body", []),
+                getattr(stmt, "orelse", []),
+                getattr(stmt, "finalbody", []),
+                *(h.body for h in getattr(stmt, "handlers", [])),
+            ):
                 uses(block, names, branching, direct, conditional, unders)
             continue
         found = {names[n.id] for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in names}
-        found |= {module_file(n.module) for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom)
-                  and (n.module or "").startswith(ATTENTION_PKG)}
+        found |= {
+            module_file(n.module)
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(ATTENTION_PKG)
+        }
         for module in found:
             if not unders:
                 direct.add(module)
@@ -124,9 +140,12 @@ def read_branches(pkg: Path) -> list[Registration]:
     if not path.exists():
         return []
     tree = ast.parse(path.read_text(errors="replace"))
-    names = {alias.asname or alias.name: module_file(node.module)
-             for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-             and (node.module or "").startswith(ATTENTION_PKG) for alias in node.names}
+    names = {
+        alias.asname or alias.name: module_file(node.module)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ATTENTION_PKG)
+        for alias in node.names
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
@@ -134,9 +153,14 @@ def read_branches(pkg: Path) -> list[Registration]:
                 direct: set[str] = set()
                 conditional: dict[str, Condition] = {}
                 uses(node.body, names, lambda _: True, direct, conditional)
-                found.append(Registration(backend=backend, source=RUNNER, line=node.lineno,
-                                          selector=f"if {ast.unparse(node.test)}",
-                                          modules=sorted(direct), conditional=[
-                                              c for m, c in sorted(conditional.items())
-                                              if m not in direct]))
+                found.append(
+                    Registration(
+                        backend=backend,
+                        source=RUNNER,
+                        line=node.lineno,
+                        selector=f"if {ast.unparse(node.test)}",
+                        modules=sorted(direct),
+                        conditional=[c for m, c in sorted(conditional.items()) if m not in direct],
+                    )
+                )
     return found

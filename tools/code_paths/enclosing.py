@@ -23,8 +23,11 @@ def _within(stmts: list[ast.stmt], line: int) -> ast.stmt | None:
 
 
 def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
-    blocks = [getattr(node, name) for name in ("body", "orelse", "finalbody")
-              if isinstance(getattr(node, name, None), list)]
+    blocks = [
+        getattr(node, name)
+        for name in ("body", "orelse", "finalbody")
+        if isinstance(getattr(node, name, None), list)
+    ]
     return blocks + [h.body for h in getattr(node, "handlers", [])]
 
 

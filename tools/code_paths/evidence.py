@@ -44,13 +44,13 @@ class PathsReport(BaseModel):
 def package_root(repo: Path) -> Path:
     """The `sglang` package folder inside a checkout, an unpacked wheel, or itself."""
     if not repo.is_dir():
-        raise ToolError(f"{repo} is not a folder (--repo wants an SGLang checkout or an "
-                        "unpacked wheel)")
+        raise ToolError(
+            f"{repo} is not a folder (--repo wants an SGLang checkout or an unpacked wheel)"
+        )
     for candidate in (repo / "python" / "sglang", repo / "sglang", repo):
         if (candidate / REGISTRY).exists() or (candidate / RUNNER).exists():
             return candidate
-    raise ToolError(f"{repo} is not an SGLang source tree (neither {REGISTRY} nor {RUNNER} "
-                    "found)")
+    raise ToolError(f"{repo} is not an SGLang source tree (neither {REGISTRY} nor {RUNNER} found)")
 
 
 def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
@@ -64,17 +64,25 @@ def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
         if not isinstance(node, ast.FunctionDef):
             continue
         for deco in node.decorator_list:
-            if (isinstance(deco, ast.Call) and getattr(deco.func, "id", "") ==
-                    "register_attention_backend" and deco.args
-                    and isinstance(deco.args[0], ast.Constant)):
+            if (
+                isinstance(deco, ast.Call)
+                and getattr(deco.func, "id", "") == "register_attention_backend"
+                and deco.args
+                and isinstance(deco.args[0], ast.Constant)
+            ):
                 direct: set[str] = set()
                 conditional: dict[str, Condition] = {}
-                uses(node.body, {}, lambda test: mentions_gpu(test, names), direct,
-                     conditional)
-                found.append(Registration(
-                    backend=str(deco.args[0].value), source=REGISTRY, line=deco.lineno,
-                    selector=f"@{ast.unparse(deco)}", modules=sorted(direct),
-                    conditional=[c for m, c in sorted(conditional.items()) if m not in direct]))
+                uses(node.body, {}, lambda test: mentions_gpu(test, names), direct, conditional)
+                found.append(
+                    Registration(
+                        backend=str(deco.args[0].value),
+                        source=REGISTRY,
+                        line=deco.lineno,
+                        selector=f"@{ast.unparse(deco)}",
+                        modules=sorted(direct),
+                        conditional=[c for m, c in sorted(conditional.items()) if m not in direct],
+                    )
+                )
     return found
 
 
@@ -105,27 +113,47 @@ def served_file(pkg: Path, graph: ModuleGraph, architecture: str) -> str | None:
     return None
 
 
-def classify(files: list[str], pkg: Path, server_args: dict | None,
-             args_line: int | None, architecture: str | None,
-             gpu: GpuInfo | None = None) -> PathsReport:
+def classify(
+    files: list[str],
+    pkg: Path,
+    server_args: dict | None,
+    args_line: int | None,
+    architecture: str | None,
+    gpu: GpuInfo | None = None,
+) -> PathsReport:
     cache = SummaryCache(pkg)
     graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
     registrations = read_selection(pkg, graph)
-    active = {str(server_args[k]) for k in ATTENTION_KEYS
-              if server_args and server_args.get(k) not in (None, "")}
+    active = {
+        str(server_args[k])
+        for k in ATTENTION_KEYS
+        if server_args and server_args.get(k) not in (None, "")
+    }
     served = served_file(pkg, graph, architecture) if architecture else None
-    judge = Judge(graph=graph, pkg=pkg, registrations=registrations, active=active,
-                  server_args=server_args or {}, args_line=args_line, gpu=gpu,
-                  architecture=architecture, served=served)
+    judge = Judge(
+        graph=graph,
+        pkg=pkg,
+        registrations=registrations,
+        active=active,
+        server_args=server_args or {},
+        args_line=args_line,
+        gpu=gpu,
+        architecture=architecture,
+        served=served,
+    )
     roots = judge.roots()
-    backend_files = {pkg / m for r in registrations
-                     for m in [*r.modules, *(c.module for c in r.conditional)]}
+    backend_files = {
+        pkg / m for r in registrations for m in [*r.modules, *(c.module for c in r.conditional)]
+    }
     selectors = {pkg / r.source for r in registrations}
-    judge.found = reach(graph, roots, gpu, stop=backend_files - set(roots),
-                        skip=lambda importer, target: importer in selectors
-                        and target in backend_files)
+    judge.found = reach(
+        graph,
+        roots,
+        gpu,
+        stop=backend_files - set(roots),
+        skip=lambda importer, target: importer in selectors and target in backend_files,
+    )
     judge.stops = backend_files - set(roots)
     verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
     cache.save()  # after the verdicts: they read model files of their own
     return PathsReport(files=verdicts, gpu=gpu)
-

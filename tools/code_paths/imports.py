@@ -46,6 +46,7 @@ class Reach(NamedTuple):
 
 def lookup_in(graph: ModuleGraph, path: Path) -> Lookup:
     """Module-level names of `path`, for the guard evaluator."""
+
     def find(name: str) -> tuple[ast.expr, Lookup, str] | None:
         found = graph.binding(path, name)
         if found is None:
@@ -59,8 +60,11 @@ def lookup_in(graph: ModuleGraph, path: Path) -> Lookup:
 def _base(tree: ast.Module, path: Path) -> Path | None:
     """The folder holding the top-level package this file's absolute imports name, found
     among its ancestors (`.../python` for `.../python/sglang/srt/x.py` importing sglang)."""
-    tops = {(n.module or "").split(".")[0] for n in tree.body
-            if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+    tops = {
+        (n.module or "").split(".")[0]
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and not n.level and n.module
+    }
     return next((a.parent for a in path.parents if a.name in tops), None)
 
 
@@ -89,8 +93,7 @@ def source_lookup(text: str, path: Path | None, display_root: Path | None = None
     return lookup_in(graph, path)
 
 
-def _guards(stmt: ImportStmt, lookup: Lookup, gpu: GpuInfo | None
-            ) -> tuple[Blocked | None, str]:
+def _guards(stmt: ImportStmt, lookup: Lookup, gpu: GpuInfo | None) -> tuple[Blocked | None, str]:
     """The first enclosing test the GPU decides against this import (if any), and how the
     others stand, for the chain's text."""
     said = []
@@ -110,8 +113,13 @@ def _guards(stmt: ImportStmt, lookup: Lookup, gpu: GpuInfo | None
     return None, " and ".join(said)
 
 
-def reach(graph: ModuleGraph, roots: dict[Path, str], gpu: GpuInfo | None,
-          stop: set[Path], skip: Callable[[Path, Path], bool]) -> Reach:
+def reach(
+    graph: ModuleGraph,
+    roots: dict[Path, str],
+    gpu: GpuInfo | None,
+    stop: set[Path],
+    skip: Callable[[Path, Path], bool],
+) -> Reach:
     """Level by level (each level's modules read together), so each module's chain is a
     shortest one, from the earliest root given among the nearest."""
     via: dict[Path, Hop | None] = {root: None for root in roots}
@@ -125,8 +133,11 @@ def reach(graph: ModuleGraph, roots: dict[Path, str], gpu: GpuInfo | None,
             summary = graph.summary(module)
             lookup = lookup_in(graph, module)
             for stmt in summary.imports if summary else []:
-                targets = [t for t in graph.targets(stmt) if t != module and not skip(module, t)
-                           and (module not in stop or t in stop)]
+                targets = [
+                    t
+                    for t in graph.targets(stmt)
+                    if t != module and not skip(module, t) and (module not in stop or t in stop)
+                ]
                 if not targets:
                     continue
                 against, under = _guards(stmt, lookup, gpu)
@@ -134,7 +145,8 @@ def reach(graph: ModuleGraph, roots: dict[Path, str], gpu: GpuInfo | None,
                 for target in targets:
                     if against is not None:
                         blocked.setdefault(target, []).append(
-                            against._replace(hop=against.hop._replace(importer=module)))
+                            against._replace(hop=against.hop._replace(importer=module))
+                        )
                     elif module in stop:
                         if target not in via and target not in through_stops:
                             through_stops[target] = hop
@@ -143,8 +155,12 @@ def reach(graph: ModuleGraph, roots: dict[Path, str], gpu: GpuInfo | None,
                         via[target] = hop
                         following.append(target)
         level = following
-    return Reach(via, roots, {t: b for t, b in blocked.items() if t not in via},
-                 {t: h for t, h in through_stops.items() if t not in via})
+    return Reach(
+        via,
+        roots,
+        {t: b for t, b in blocked.items() if t not in via},
+        {t: h for t, h in through_stops.items() if t not in via},
+    )
 
 
 def chain(graph: ModuleGraph, found: Reach, module: Path) -> list[str]:
@@ -152,10 +168,14 @@ def chain(graph: ModuleGraph, found: Reach, module: Path) -> list[str]:
     hops: list[str] = []
     at = module
     while (hop := found.via.get(at) or found.through_stops.get(at)) is not None:
-        what = f" ({', '.join(hop.names[:3])}{', ...' if len(hop.names) > 3 else ''})" \
-            if hop.names else ""
+        what = (
+            f" ({', '.join(hop.names[:3])}{', ...' if len(hop.names) > 3 else ''})"
+            if hop.names
+            else ""
+        )
         under = f" under {hop.under}" if hop.under else ""
-        hops.append(f"{graph.display(hop.importer)}:{hop.line} imports "
-                    f"{graph.display(at)}{what}{under}")
+        hops.append(
+            f"{graph.display(hop.importer)}:{hop.line} imports {graph.display(at)}{what}{under}"
+        )
         at = hop.importer
     return [f"chain from {graph.display(at)} ({found.roots.get(at, 'a root')})", *hops[::-1]]

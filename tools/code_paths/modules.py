@@ -46,17 +46,24 @@ class ModuleSummary:
     classes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"imports": [[s.module, list(s.names), s.line, [list(g) for g in s.guards]]
-                            for s in self.imports],
-                "bindings": {k: [b.line, b.expr, b.module, b.name]
-                             for k, b in self.bindings.items()},
-                "classes": self.classes}
+        return {
+            "imports": [
+                [s.module, list(s.names), s.line, [list(g) for g in s.guards]] for s in self.imports
+            ],
+            "bindings": {k: [b.line, b.expr, b.module, b.name] for k, b in self.bindings.items()},
+            "classes": self.classes,
+        }
 
     @classmethod
     def from_json(cls, data: dict) -> ModuleSummary:
-        return cls([ImportStmt(m, tuple(n), line, tuple((g[0], g[1]) for g in guards))
-                    for m, n, line, guards in data["imports"]],
-                   {k: Binding(*v) for k, v in data["bindings"].items()}, data["classes"])
+        return cls(
+            [
+                ImportStmt(m, tuple(n), line, tuple((g[0], g[1]) for g in guards))
+                for m, n, line, guards in data["imports"]
+            ],
+            {k: Binding(*v) for k, v in data["bindings"].items()},
+            data["classes"],
+        )
 
 
 @lru_cache(maxsize=4096)
@@ -66,7 +73,8 @@ def expression(source: str) -> ast.expr:
 
 def _type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def summarize(tree: ast.Module, dotted: str, is_package: bool) -> ModuleSummary:
@@ -78,7 +86,7 @@ def summarize(tree: ast.Module, dotted: str, is_package: bool) -> ModuleSummary:
         if not node.level:
             return node.module or ""
         parts = package.split(".")
-        base = parts[:len(parts) - (node.level - 1)]
+        base = parts[: len(parts) - (node.level - 1)]
         return ".".join(base + ([node.module] if node.module else []))
 
     def bind(name: str, binding: Binding, top: bool) -> None:
@@ -90,15 +98,14 @@ def summarize(tree: ast.Module, dotted: str, is_package: bool) -> ModuleSummary:
     def walk(stmts: list[ast.stmt], guards: tuple[Guard, ...], top: bool) -> None:
         for stmt in stmts:
             if isinstance(stmt, ast.Import):
-                summary.imports += [ImportStmt(a.name, (), stmt.lineno, guards)
-                                    for a in stmt.names]
+                summary.imports += [ImportStmt(a.name, (), stmt.lineno, guards) for a in stmt.names]
             elif isinstance(stmt, ast.ImportFrom):
                 module = absolute(stmt)
-                summary.imports.append(ImportStmt(module, tuple(a.name for a in stmt.names),
-                                                  stmt.lineno, guards))
+                summary.imports.append(
+                    ImportStmt(module, tuple(a.name for a in stmt.names), stmt.lineno, guards)
+                )
                 for a in stmt.names:
-                    bind(a.asname or a.name, Binding(stmt.lineno, module=module, name=a.name),
-                         top)
+                    bind(a.asname or a.name, Binding(stmt.lineno, module=module, name=a.name), top)
             elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
@@ -110,8 +117,12 @@ def summarize(tree: ast.Module, dotted: str, is_package: bool) -> ModuleSummary:
                     walk(stmt.body, guards + ((test, True),), False)
                 walk(stmt.orelse, guards + ((test, False),), False)
             elif isinstance(stmt, ast.Try):
-                for block in (stmt.body, *(h.body for h in stmt.handlers), stmt.orelse,
-                              stmt.finalbody):
+                for block in (
+                    stmt.body,
+                    *(h.body for h in stmt.handlers),
+                    stmt.orelse,
+                    stmt.finalbody,
+                ):
                     walk(block, guards, False)
             elif isinstance(stmt, ast.With):
                 walk(stmt.body, guards, top)
@@ -137,8 +148,9 @@ class ModuleGraph:
 
     Files are named relative to `display_root` in evidence (an SGLang package: `srt/x.py`)."""
 
-    def __init__(self, base: Path, display_root: Path | None = None,
-                 cache: SummaryCache | None = None) -> None:
+    def __init__(
+        self, base: Path, display_root: Path | None = None, cache: SummaryCache | None = None
+    ) -> None:
         self.base = base
         self.display_root = display_root or base
         self.cache = cache
@@ -149,8 +161,18 @@ class ModuleGraph:
         """The file a dotted module name is loaded from, if it is under `base`."""
         if dotted not in self._files:
             path = os.path.join(self.base, *dotted.split(".")) if dotted else ""
-            found = next((p for p in (path + ".py", os.path.join(path, "__init__.py"))
-                          if os.path.isfile(p)), None) if path else None
+            found = (
+                next(
+                    (
+                        p
+                        for p in (path + ".py", os.path.join(path, "__init__.py"))
+                        if os.path.isfile(p)
+                    ),
+                    None,
+                )
+                if path
+                else None
+            )
             self._files[dotted] = Path(found) if found else None
         return self._files[dotted]
 
@@ -202,8 +224,7 @@ class ModuleGraph:
         found += [self.file_of(f"{stmt.module}.{name}") for name in stmt.names if name != "*"]
         return list(dict.fromkeys(p for p in found if p is not None))
 
-    def binding(self, path: Path, name: str, depth: int = 0
-                ) -> tuple[ast.expr, Path, int] | None:
+    def binding(self, path: Path, name: str, depth: int = 0) -> tuple[ast.expr, Path, int] | None:
         """The expression a module-level name stands for, followed through `from m import`."""
         summary = self.summary(path)
         bound = summary.bindings.get(name) if summary else None

@@ -62,8 +62,11 @@ class Judge:
         if decision.value is None:
             return None, []
         verdict = "holds" if decision.value == c.when else "is false"
-        return decision.value == c.when, [*decision.notes, f"`{c.test}` {verdict} on this GPU",
-                                          self.gpu_line()]
+        return decision.value == c.when, [
+            *decision.notes,
+            f"`{c.test}` {verdict} on this GPU",
+            self.gpu_line(),
+        ]
 
     def roots(self) -> dict[Path, str]:
         """Modules every serving process imports: the selected backends', the model's file,
@@ -75,13 +78,16 @@ class Judge:
             held = [c.module for c in r.conditional if self.holds(r, c)[0]]
             for module in [*r.modules, *held]:
                 if (self.pkg / module).is_file():
-                    roots.setdefault(self.pkg / module, f"the selected attention backend "
-                                     f"{r.backend!r}, {r.source}:{r.line}")
+                    roots.setdefault(
+                        self.pkg / module,
+                        f"the selected attention backend {r.backend!r}, {r.source}:{r.line}",
+                    )
         if self.served:
             roots.setdefault(self.pkg / self.served, f"the served model {self.architecture}")
         if (self.pkg / RUNNER).is_file():
-            roots.setdefault(self.pkg / RUNNER, "the model runner, which every scheduler "
-                             "process imports")
+            roots.setdefault(
+                self.pkg / RUNNER, "the model runner, which every scheduler process imports"
+            )
         return roots
 
     def backend(self, rel: str, users: list[Registration]) -> tuple[list[str], Status]:
@@ -94,15 +100,23 @@ class Judge:
                 evidence.append(f"{r.source}:{r.line}: {r.selector} uses {rel}")
                 status = "on" if r.backend in self.active else status
                 continue
-            evidence.append(f"{r.source}:{r.line}: {r.selector} uses {rel} only "
-                            f"{'if' if condition.when else 'if not'} {condition.test}")
+            evidence.append(
+                f"{r.source}:{r.line}: {r.selector} uses {rel} only "
+                f"{'if' if condition.when else 'if not'} {condition.test}"
+            )
             if r.backend in self.active and status != "on":
                 holds, why = self.holds(r, condition)
                 evidence += why
                 status = "unknown" if holds is None else ("on" if holds else status)
         where = f" (log line {self.args_line})" if self.args_line else ""
-        resolved = ", ".join(f"{k}={self.server_args[k]!r}" for k in ATTENTION_KEYS
-                             if self.server_args.get(k) is not None) or "none"
+        resolved = (
+            ", ".join(
+                f"{k}={self.server_args[k]!r}"
+                for k in ATTENTION_KEYS
+                if self.server_args.get(k) is not None
+            )
+            or "none"
+        )
         return [*evidence, f"the server resolved {resolved}{where}"], status
 
     def not_reached(self, path: Path) -> list[str]:
@@ -111,54 +125,95 @@ class Judge:
         lines = []
         for blocked in self.found.blocked.get(path, [])[:3]:
             hop = blocked.hop
-            lines.append(f"{shown(hop.importer)}:{hop.line} imports it only "
-                         f"{blocked.guard}, which is false on this GPU")
+            lines.append(
+                f"{shown(hop.importer)}:{hop.line} imports it only "
+                f"{blocked.guard}, which is false on this GPU"
+            )
             lines += blocked.notes
         if lines:
             lines = [*dict.fromkeys(lines), self.gpu_line()]  # guards share their aliases
         if path in self.found.through_stops:
-            return [*lines, "it is reached only through backends the server did not select:",
-                    *chain(self.graph, self.found, path)]
+            return [
+                *lines,
+                "it is reached only through backends the server did not select:",
+                *chain(self.graph, self.found, path),
+            ]
         for stop in sorted(self.stops & (set(self.found.via) | set(self.found.through_stops))):
             summary = self.graph.summary(stop)
-            line = next((s.line for s in (summary.imports if summary else [])
-                         if path in self.graph.targets(s)), None)
+            line = next(
+                (
+                    s.line
+                    for s in (summary.imports if summary else [])
+                    if path in self.graph.targets(s)
+                ),
+                None,
+            )
             if line is not None:
-                lines.append(f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
-                             "backend the server did not select (its imports are not followed)")
+                lines.append(
+                    f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
+                    "backend the server did not select (its imports are not followed)"
+                )
         return lines
 
     def verdict(self, given: str, rel: str) -> FileVerdict:
         path = self.pkg / rel
         reached = self.found.via.get(path) is not None or path in self.found.roots
-        users = sorted((r for r in self.registrations if rel in r.modules
-                        or any(c.module == rel for c in r.conditional)),
-                       key=lambda r: (r.backend not in self.active, r.line))
+        users = sorted(
+            (
+                r
+                for r in self.registrations
+                if rel in r.modules or any(c.module == rel for c in r.conditional)
+            ),
+            key=lambda r: (r.backend not in self.active, r.line),
+        )
         served = self.served
         if users and self.active:
             evidence, status = self.backend(rel, users)
             if status != "on" and reached:
-                return FileVerdict(path=given, status="on", evidence=[
-                    *evidence, *chain(self.graph, self.found, path),
-                    "it is not the selected backend, but an on-path module imports it at module "
-                    "level: its module-level code runs, and what that module uses from it"])
+                return FileVerdict(
+                    path=given,
+                    status="on",
+                    evidence=[
+                        *evidence,
+                        *chain(self.graph, self.found, path),
+                        "it is not the selected backend, but an on-path module imports it at "
+                        "module "
+                        "level: its module-level code runs, and what that module uses from it",
+                    ],
+                )
             if status == "off":
                 evidence += self.not_reached(path)
             return FileVerdict(path=given, status=status, evidence=evidence)
         if Path(rel).parent.as_posix() == "srt/models" and served:
             summary = self.graph.summary(path) if path.is_file() else None
             defined = sorted(c for c in (summary.classes if summary else []) if "For" in c)
-            evidence = [f"{rel} defines {', '.join(defined) or 'no model class'}",
-                        f"the server runs {self.architecture} (defined in {served})"]
+            evidence = [
+                f"{rel} defines {', '.join(defined) or 'no model class'}",
+                f"the server runs {self.architecture} (defined in {served})",
+            ]
             if reached:
-                return FileVerdict(path=given, status="on", evidence=[
-                    *evidence, *chain(self.graph, self.found, path)])
-            return FileVerdict(path=given, status="off" if defined else "unknown",
-                               evidence=[*evidence, *self.not_reached(path)])
+                return FileVerdict(
+                    path=given,
+                    status="on",
+                    evidence=[*evidence, *chain(self.graph, self.found, path)],
+                )
+            return FileVerdict(
+                path=given,
+                status="off" if defined else "unknown",
+                evidence=[*evidence, *self.not_reached(path)],
+            )
         if reached:
-            return FileVerdict(path=given, status="on",
-                               evidence=chain(self.graph, self.found, path))
-        return FileVerdict(path=given, status="unknown", evidence=[
-            "no module-level import chain reaches it from the selected backend, the served "
-            "model or the model runner" if self.server_args or self.architecture
-            else "no server_args in the log to judge against", *self.not_reached(path)])
+            return FileVerdict(
+                path=given, status="on", evidence=chain(self.graph, self.found, path)
+            )
+        return FileVerdict(
+            path=given,
+            status="unknown",
+            evidence=[
+                "no module-level import chain reaches it from the selected backend, the served "
+                "model or the model runner"
+                if self.server_args or self.architecture
+                else "no server_args in the log to judge against",
+                *self.not_reached(path),
+            ],
+        )

@@ -37,26 +37,65 @@ _CUDA_CHECKS: dict[str, tuple[tuple[int, ...], tuple[int, int]]] = {
 # The CUDA a GPU of each major needs at all: a server running on it has at least that.
 _MIN_CUDA = {8: (11, 0), 9: (11, 8), 10: (12, 8), 11: (13, 0), 12: (12, 8)}
 _EXACT_SM = {"is_sm120": 120, "is_sm121": 121}
-_VENDORS = {"is_cuda": {"cuda"}, "is_hip": {"hip"}, "is_npu": {"npu"},
-            "is_cuda_alike": {"cuda", "hip"}, "is_xpu": set(), "is_musa": set(),
-            "is_hpu": set(), "is_mps": set()}
-_GFX = {"is_gfx95_supported": "gfx95", "is_gfx942_supported": "gfx942",
-        "is_gfx1250_supported": "gfx1250"}
-_PLATFORM = {"is_cuda": "is_cuda", "is_hip": "is_hip", "is_npu": "is_npu", "is_xpu": "is_xpu",
-             "is_musa": "is_musa", "is_mps": "is_mps", "is_sm90": "is_sm90_supported",
-             "is_sm100": "is_sm100_supported", "is_sm100_or_sm110":
-             "is_sm100_or_sm110_supported", "is_sm110": "is_sm110_supported",
-             "is_sm120": "is_sm120_supported", "is_blackwell": "is_blackwell_supported",
-             "is_hopper_with_cuda_12_3": "is_hopper_with_cuda_12_3",
-             "device_sm": "get_device_sm", "device_capability": "get_device_capability"}
-_DEVICE_FUNCTIONS = {*_VENDORS, *_CUDA_CHECKS, *_EXACT_SM, *_GFX, "get_device_sm",
-                     "get_device_capability"}
-_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
-            ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-            ast.Is: operator.is_, ast.IsNot: operator.is_not,
-            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
-_ARITH = {ast.FloorDiv: operator.floordiv, ast.Mult: operator.mul, ast.Add: operator.add,
-          ast.Sub: operator.sub, ast.Mod: operator.mod}
+_VENDORS = {
+    "is_cuda": {"cuda"},
+    "is_hip": {"hip"},
+    "is_npu": {"npu"},
+    "is_cuda_alike": {"cuda", "hip"},
+    "is_xpu": set(),
+    "is_musa": set(),
+    "is_hpu": set(),
+    "is_mps": set(),
+}
+_GFX = {
+    "is_gfx95_supported": "gfx95",
+    "is_gfx942_supported": "gfx942",
+    "is_gfx1250_supported": "gfx1250",
+}
+_PLATFORM = {
+    "is_cuda": "is_cuda",
+    "is_hip": "is_hip",
+    "is_npu": "is_npu",
+    "is_xpu": "is_xpu",
+    "is_musa": "is_musa",
+    "is_mps": "is_mps",
+    "is_sm90": "is_sm90_supported",
+    "is_sm100": "is_sm100_supported",
+    "is_sm100_or_sm110": "is_sm100_or_sm110_supported",
+    "is_sm110": "is_sm110_supported",
+    "is_sm120": "is_sm120_supported",
+    "is_blackwell": "is_blackwell_supported",
+    "is_hopper_with_cuda_12_3": "is_hopper_with_cuda_12_3",
+    "device_sm": "get_device_sm",
+    "device_capability": "get_device_capability",
+}
+_DEVICE_FUNCTIONS = {
+    *_VENDORS,
+    *_CUDA_CHECKS,
+    *_EXACT_SM,
+    *_GFX,
+    "get_device_sm",
+    "get_device_capability",
+}
+_COMPARE = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_ARITH = {
+    ast.FloorDiv: operator.floordiv,
+    ast.Mult: operator.mul,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mod: operator.mod,
+}
 
 
 class _Unknown:
@@ -133,17 +172,25 @@ class _Evaluator:
                 return self.device("get_device_capability")  # torch.cuda.get_device_capability
             case ast.Attribute(value=ast.Call(func=ast.Name(id="get_platform")), attr=attr):
                 return self.device(_PLATFORM[attr]) if attr in _PLATFORM else UNKNOWN
-            case ast.Attribute(value=ast.Attribute(value=ast.Name(id="torch"), attr="version"),
-                               attr=("hip" | "cuda") as attr):
+            case ast.Attribute(
+                value=ast.Attribute(value=ast.Name(id="torch"), attr="version"),
+                attr=("hip" | "cuda") as attr,
+            ):
                 self.touched = True
-                return UNKNOWN if self.gpu.vendor is None else (
-                    _PRESENT if self.gpu.vendor == attr else None)
+                return (
+                    UNKNOWN
+                    if self.gpu.vendor is None
+                    else (_PRESENT if self.gpu.vendor == attr else None)
+                )
             case ast.Name(id=name):
                 return self.name(name, lookup, depth)
             case ast.Subscript(value=inner, slice=ast.Constant(value=int() as index)):
                 seq = self.value(inner, lookup, depth + 1)
-                return seq[index] if isinstance(seq, tuple) and -len(seq) <= index < len(
-                    seq) else UNKNOWN
+                return (
+                    seq[index]
+                    if isinstance(seq, tuple) and -len(seq) <= index < len(seq)
+                    else UNKNOWN
+                )
             case ast.UnaryOp(op=ast.Not(), operand=operand):
                 inner = self.value(operand, lookup, depth + 1)
                 return UNKNOWN if inner is UNKNOWN else not inner
@@ -153,8 +200,11 @@ class _Evaluator:
                 return self.compare(node, lookup, depth)
             case ast.BinOp(left=left, op=op, right=right) if type(op) in _ARITH:
                 a, b = self.value(left, lookup, depth + 1), self.value(right, lookup, depth + 1)
-                if isinstance(a, int) and isinstance(b, int) and not (
-                        b == 0 and isinstance(op, ast.FloorDiv | ast.Mod)):
+                if (
+                    isinstance(a, int)
+                    and isinstance(b, int)
+                    and not (b == 0 and isinstance(op, ast.FloorDiv | ast.Mod))
+                ):
                     return _ARITH[type(op)](a, b)
         return UNKNOWN
 
@@ -170,8 +220,9 @@ class _Evaluator:
         self.touched = self.touched or touched
         return value
 
-    def boolean(self, conjunction: bool, values: list[ast.expr], lookup: Lookup,
-                depth: int) -> object:
+    def boolean(
+        self, conjunction: bool, values: list[ast.expr], lookup: Lookup, depth: int
+    ) -> object:
         """Three-valued and/or, in order: the first decisive operand decides, whatever the
         undecided ones before it are."""
         result: object = UNKNOWN

@@ -33,9 +33,11 @@ _SM_BY_NAME = [
     (re.compile(r"\b(?:A10G?|A40|RTX A6000|RTX 30[6-9]0)\b"), 86),
 ]
 # AMD Instinct parts and their gfx targets (ROCm's documented ISA names).
-_GFX_BY_NAME = [(re.compile(r"\bMI35[05]X?\b"), "gfx950"),
-                (re.compile(r"\bMI3(?:00[AX]?|25X?)\b"), "gfx942"),
-                (re.compile(r"\bMI2(?:10|50X?)\b"), "gfx90a")]
+_GFX_BY_NAME = [
+    (re.compile(r"\bMI35[05]X?\b"), "gfx950"),
+    (re.compile(r"\bMI3(?:00[AX]?|25X?)\b"), "gfx942"),
+    (re.compile(r"\bMI2(?:10|50X?)\b"), "gfx90a"),
+]
 _GFX = re.compile(r"\bgfx(\d{1,2})([0-9a-f])([0-9a-f])\b")
 
 
@@ -106,24 +108,36 @@ def parse_gpu_option(value: str) -> GpuInfo:
     if found := re.fullmatch(r"sm_?(\d{2,3})[af]?", text):
         return GpuInfo(vendor="cuda", sm=int(found.group(1)), source=source)
     if found := re.fullmatch(r"(\d{1,2})\.(\d)", text):
-        return GpuInfo(vendor="cuda", sm=int(found.group(1)) * 10 + int(found.group(2)),
-                       source=source)
+        return GpuInfo(
+            vendor="cuda", sm=int(found.group(1)) * 10 + int(found.group(2)), source=source
+        )
     if _GFX.fullmatch(text):
         return GpuInfo(vendor="hip", arch=text, sm=sm_of_gfx(text), source=source)
-    vendors: dict[str, Vendor] = {"cuda": "cuda", "nvidia": "cuda", "hip": "hip", "rocm": "hip",
-                                  "amd": "hip", "npu": "npu", "ascend": "npu"}
+    vendors: dict[str, Vendor] = {
+        "cuda": "cuda",
+        "nvidia": "cuda",
+        "hip": "hip",
+        "rocm": "hip",
+        "amd": "hip",
+        "npu": "npu",
+        "ascend": "npu",
+    }
     if text in vendors:
         return GpuInfo(vendor=vendors[text], source=source)
-    raise ToolError(f"--gpu {value!r}: expected a compute capability (sm120, sm_90, 12.0), a "
-                    "gfx target (gfx942), or a vendor (cuda, hip, npu)")
+    raise ToolError(
+        f"--gpu {value!r}: expected a compute capability (sm120, sm_90, 12.0), a "
+        "gfx target (gfx942), or a vendor (cuda, hip, npu)"
+    )
 
 
 # One command for any node: NVIDIA's query, else ROCm's tools (their presence means HIP).
-GPU_QUERY = ("if nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null; "
-             "then :; elif { command -v rocminfo || command -v rocm-smi || command -v amd-smi; } "
-             ">/dev/null 2>&1; "
-             "then echo ROCM; rocminfo 2>/dev/null | grep -m1 -o 'gfx[0-9a-f]*'; true; "
-             "else exit 1; fi")
+GPU_QUERY = (
+    "if nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null; "
+    "then :; elif { command -v rocminfo || command -v rocm-smi || command -v amd-smi; } "
+    ">/dev/null 2>&1; "
+    "then echo ROCM; rocminfo 2>/dev/null | grep -m1 -o 'gfx[0-9a-f]*'; true; "
+    "else exit 1; fi"
+)
 
 
 def from_query_output(output: str, source: str) -> GpuInfo | None:
@@ -132,15 +146,13 @@ def from_query_output(output: str, source: str) -> GpuInfo | None:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     if lines[:1] == ["ROCM"]:
         arch = next((line for line in lines[1:] if _GFX.fullmatch(line)), None)
-        return GpuInfo(vendor="hip", arch=arch, sm=sm_of_gfx(arch) if arch else None,
-                       source=source)
+        return GpuInfo(vendor="hip", arch=arch, sm=sm_of_gfx(arch) if arch else None, source=source)
     seen = set()
     for line in lines:
         found = re.fullmatch(r"(.+?),\s*(\d{1,2})\.(\d)", line)
         if found is None:
             return None
-        seen.add((" ".join(found.group(1).split()), int(found.group(2)) * 10 +
-                  int(found.group(3))))
+        seen.add((" ".join(found.group(1).split()), int(found.group(2)) * 10 + int(found.group(3))))
     if len(seen) != 1:
         return None
     name, sm = seen.pop()
@@ -159,13 +171,18 @@ def query_gpu(run: Callable[[str], tuple[int | None, str]], where: str) -> GpuIn
 
 
 def query_here() -> GpuInfo | None:
-    if not (shutil.which("nvidia-smi") or shutil.which("rocminfo") or shutil.which("rocm-smi")
-            or shutil.which("amd-smi")):
+    if not (
+        shutil.which("nvidia-smi")
+        or shutil.which("rocminfo")
+        or shutil.which("rocm-smi")
+        or shutil.which("amd-smi")
+    ):
         return None
 
     def run(command: str) -> tuple[int | None, str]:
-        done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True,
-                              timeout=20)
+        done = subprocess.run(
+            ["/bin/sh", "-c", command], capture_output=True, text=True, timeout=20
+        )
         return done.returncode, done.stdout
 
     return query_gpu(run, "this machine")

@@ -41,21 +41,33 @@ def _facts(line: str) -> Iterator[tuple[GpuInfo, re.Match[str]]]:
         if found := pattern.search(body):
             named = from_name(found.group(1), "")
             digits = found.groups()[1:]
-            yield GpuInfo(vendor="cuda", sm=int("".join(digits)),
-                          name=named.name if named else None, source=""), found
+            yield (
+                GpuInfo(
+                    vendor="cuda",
+                    sm=int("".join(digits)),
+                    name=named.name if named else None,
+                    source="",
+                ),
+                found,
+            )
     if (found := _CHECK_ENV_NAME.match(body)) and (named := from_name(found.group(1), "")):
         yield named, found
     if found := _CHECK_ENV_CC.match(body):
         yield GpuInfo(sm=int(found.group(1)) * 10 + int(found.group(2)), source=""), found
-    if (found := _DEVICE_NAME.search(body)) and (named := from_name(
-            found.group(1).replace("_", " "), "")):
+    if (found := _DEVICE_NAME.search(body)) and (
+        named := from_name(found.group(1).replace("_", " "), "")
+    ):
         yield named, found
     if found := _TORCH_CUDA.search(body):
-        yield GpuInfo(vendor="cuda", cuda_version=f"{found.group(1)}.{found.group(2)}",
-                      source=""), found
+        yield (
+            GpuInfo(vendor="cuda", cuda_version=f"{found.group(1)}.{found.group(2)}", source=""),
+            found,
+        )
     if found := _GFX.search(body):
-        yield GpuInfo(vendor="hip", arch=found.group(0), sm=sm_of_gfx(found.group(0)),
-                      source=""), found
+        yield (
+            GpuInfo(vendor="hip", arch=found.group(0), sm=sm_of_gfx(found.group(0)), source=""),
+            found,
+        )
     elif found := _ROCM.search(body):
         yield GpuInfo(vendor="hip", source=""), found
     if found := _NPU.search(body):
@@ -93,9 +105,11 @@ def gpu_from_log(text: str, where: str) -> GpuInfo | None:
     for number, text, _ in found:
         if text not in quotes and len(quotes) < 2:
             quotes[text] = f"{where} line {number}: {text}"
-    return GpuInfo(vendor=_one(vendors), sm=_one(sms),
-                   name=_one({f.name for f in facts if f.name}),
-                   arch=_one({f.arch for f in facts if f.arch}),
-                   cuda_version=_one({f.cuda_version for f in facts if f.cuda_version}),
-                   source="; ".join(quotes.values()))
-
+    return GpuInfo(
+        vendor=_one(vendors),
+        sm=_one(sms),
+        name=_one({f.name for f in facts if f.name}),
+        arch=_one({f.arch for f in facts if f.arch}),
+        cuda_version=_one({f.cuda_version for f in facts if f.cuda_version}),
+        source="; ".join(quotes.values()),
+    )

@@ -34,8 +34,10 @@ class Change(BaseModel):
             return
         text = path.read_text()
         if text.count(self.old) != 1:
-            raise LabError(f"lab template drift: {self.file} does not contain the text of "
-                           f"change {self.kind!r} exactly once")
+            raise LabError(
+                f"lab template drift: {self.file} does not contain the text of "
+                f"change {self.kind!r} exactly once"
+            )
         path.write_text(text.replace(self.old, self.new))
 
     @property

@@ -25,8 +25,9 @@ class LabInfo(BaseModel):
     changes: int
 
 
-def create_lab(kind: str, dest: Path, seed: int | None = None,
-               noise: float | None = None) -> LabInfo:
+def create_lab(
+    kind: str, dest: Path, seed: int | None = None, noise: float | None = None
+) -> LabInfo:
     if kind not in KINDS:
         raise LabError(f"unknown lab kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if noise is not None and not 0.0 <= noise <= 0.5:
@@ -36,8 +37,9 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
     prepare_dir(dest)
     if kind == "seed":
         culprits, decoys = hunk_truth(build_repo(dest, SEED_CHANGES), SEED_CHANGES)
-        config = write_target_config(dest, "the seed lab (EAGLE-3 verify 19 ms -> 29 ms)",
-                                     lab_env(noise))
+        config = write_target_config(
+            dest, "the seed lab (EAGLE-3 verify 19 ms -> 29 ms)", lab_env(noise)
+        )
         truth = Truth(
             scenario="seed",
             culprits=culprits,
@@ -59,8 +61,9 @@ def create_lab(kind: str, dest: Path, seed: int | None = None,
 
         truth, config, n_changes = build_random(dest, seed, noise)
     truth_file = save_truth(dest, truth)
-    return LabInfo(kind=kind, path=str(dest), config=str(config), truth=str(truth_file),
-                   changes=n_changes)
+    return LabInfo(
+        kind=kind, path=str(dest), config=str(config), truth=str(truth_file), changes=n_changes
+    )
 
 
 def remove_lab(lab: Path) -> None:

@@ -65,8 +65,12 @@ def build_random(dest: Path, seed: int, noise: float | None) -> tuple[Truth, Pat
     base_env = lab_env(noise)
     bad_env = {**base_env, **{e.name: e.value for e in scenario.env}}
     config = write_target_config(
-        dest, f"generated lab, seed {seed}", bad_env,
-        baseline_env=base_env if scenario.env else None, symptom=None)
+        dest,
+        f"generated lab, seed {seed}",
+        bad_env,
+        baseline_env=base_env if scenario.env else None,
+        symptom=None,
+    )
     truth = Truth(
         scenario=f"random:{scenario.shape}",
         seed=seed,

@@ -18,7 +18,9 @@ from tools.lab.truth import Truth
 TEMPLATE = Path(__file__).parent / "tp-target"
 
 ALLREDUCE_PER_TOKEN = Change(
-    file="tpserve/comm.py", role="culprit", kind="allreduce-split",
+    file="tpserve/comm.py",
+    role="culprit",
+    kind="allreduce-split",
     old='''    """Sum `x` over the ranks, in place: one collective for the whole batch of tokens."""
     dist.all_reduce(x)
     return x
@@ -33,35 +35,46 @@ ALLREDUCE_PER_TOKEN = Change(
     return x
 ''',
     why="the verify forward (5 tokens) pays five all-reduce latencies per collective instead "
-        "of one; prefill and one-token forwards are untouched")
+    "of one; prefill and one-token forwards are untouched",
+)
 
 SITECUSTOMIZE_NCCL = Change(
-    file="sitecustomize.py", role="decoy", kind="env-propagated-no-effect", old="",
-    new='''# NCCL tuning for this node: every Python process gets it at start-up (the ranks too).
+    file="sitecustomize.py",
+    role="decoy",
+    kind="env-propagated-no-effect",
+    old="",
+    new="""# NCCL tuning for this node: every Python process gets it at start-up (the ranks too).
 import os
 
 os.environ["NCCL_PROTO"] = "LL"
 os.environ["NCCL_ALGO"] = "Ring"
-''',
-    why="NCCL_PROTO=LL / NCCL_ALGO=Ring reach both ranks and do not restore verify time")
+""",
+    why="NCCL_PROTO=LL / NCCL_ALGO=Ring reach both ranks and do not restore verify time",
+)
 
 LAUNCHER_NCCL = Change(
-    file="tpserve/launch.py", role="decoy", kind="env-propagated-no-effect",
-    old='''    os.environ["TP_MASTER_PORT"] = str(_free_port())
-''',
-    new='''    os.environ["TP_MASTER_PORT"] = str(_free_port())
+    file="tpserve/launch.py",
+    role="decoy",
+    kind="env-propagated-no-effect",
+    old="""    os.environ["TP_MASTER_PORT"] = str(_free_port())
+""",
+    new="""    os.environ["TP_MASTER_PORT"] = str(_free_port())
     # make sure the ranks see the NCCL tuning even when the shell's env is lost
     os.environ.setdefault("NCCL_PROTO", "LL")
     os.environ.setdefault("NCCL_ALGO", "Ring")
-''',
-    why="the same NCCL variables, set again by the launcher before the ranks start")
+""",
+    why="the same NCCL variables, set again by the launcher before the ranks start",
+)
 
 FLASH_BACKEND = Change(
-    file="tpserve/attention/flash.py", role="decoy", kind="unexecuted-backend",
+    file="tpserve/attention/flash.py",
+    role="decoy",
+    kind="unexecuted-backend",
     old="                          v.transpose(0, 1).unsqueeze(0), causal=True)\n",
     new="                          v.transpose(0, 1).unsqueeze(0), causal=True,\n"
-        "                          softmax_scale=q.shape[-1] ** -0.5)\n",
-    why="the flash backend; the server runs attention_backend='sdpa', so it is never imported")
+    "                          softmax_scale=q.shape[-1] ** -0.5)\n",
+    why="the flash backend; the server runs attention_backend='sdpa', so it is never imported",
+)
 
 CHANGES = [ALLREDUCE_PER_TOKEN, SITECUSTOMIZE_NCCL, LAUNCHER_NCCL, FLASH_BACKEND]
 
@@ -100,11 +113,14 @@ default = "verify 60ms"
 
 
 def build_tp_lab(dest: Path) -> tuple[Truth, Path, int]:
-    repo = build_repo(dest, CHANGES, template=TEMPLATE,
-                      message="tpserve: tensor-parallel speculative decoding, known good")
+    repo = build_repo(
+        dest,
+        CHANGES,
+        template=TEMPLATE,
+        message="tpserve: tensor-parallel speculative decoding, known good",
+    )
     culprits, decoys = hunk_truth(repo, CHANGES)
     config = dest / "debug-agent.toml"
     config.write_text(CONFIG)
-    truth = Truth(scenario="tp", culprits=culprits, decoys=decoys, regression=True,
-                  expected={})
+    truth = Truth(scenario="tp", culprits=culprits, decoys=decoys, regression=True, expected={})
     return truth, config, len(CHANGES)

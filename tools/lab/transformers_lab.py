@@ -23,7 +23,9 @@ FILES = Path(__file__).parent / "transformers-target"
 PKG = "src/transformers"
 
 CULPRIT = Change(
-    file=f"{PKG}/generation/utils.py", role="culprit", kind="verify-cache-rebuilt",
+    file=f"{PKG}/generation/utils.py",
+    role="culprit",
+    kind="verify-cache-rebuilt",
     old="""            # 2.2. Run a forward pass on the candidate sequence
             outputs = self(**model_inputs)
 """,
@@ -35,32 +37,49 @@ CULPRIT = Change(
                             attention_mask=candidate_kwargs.get("attention_mask"), use_cache=False)
             outputs.logits = rescored.logits
 """,
-    why="every verify step re-runs the target over the whole sequence without its KV cache")
+    why="every verify step re-runs the target over the whole sequence without its KV cache",
+)
 
 KEY_STATES = "        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)"
 NEW_TOKENS = "        min_new_tokens, max_new_tokens = "
 
 DECOYS = [
-    Change(file=f"{PKG}/integrations/msa_attention.py", role="decoy",
-           kind="unselected-attention",
-           old="def load_and_register_msa_kernel(attn_implementation: str):\n",
-           new="def load_and_register_msa_kernel(attn_implementation: str):  # noqa: C901\n",
-           why="an attention implementation the model's attn_implementation (sdpa) never "
-               "selects; the module is never imported"),
-    Change(file=f"{PKG}/models/mistral/modeling_mistral.py", role="decoy",
-           kind="other-architecture",
-           old=KEY_STATES + "\n", new=KEY_STATES + ".contiguous()\n",
-           why="Mistral's attention; the server runs Llama"),
-    Change(file=f"{PKG}/generation/utils.py", role="decoy", kind="comment-only",
-           old="                # pre-process distribution\n",
-           new="                # pre-process the distribution (logits processors, then warpers)\n",
-           why="a comment in plain sampling"),
-    Change(file=f"{PKG}/generation/candidate_generator.py", role="decoy",
-           kind="on-path-noop",
-           old=NEW_TOKENS + "self._calculate_new_tokens(input_ids)\n",
-           new=NEW_TOKENS + "self._calculate_new_tokens(input_ids)\n"
-               + NEW_TOKENS + "int(min_new_tokens), int(max_new_tokens)\n",
-           why="runs on every draft step but costs nothing"),
+    Change(
+        file=f"{PKG}/integrations/msa_attention.py",
+        role="decoy",
+        kind="unselected-attention",
+        old="def load_and_register_msa_kernel(attn_implementation: str):\n",
+        new="def load_and_register_msa_kernel(attn_implementation: str):  # noqa: C901\n",
+        why="an attention implementation the model's attn_implementation (sdpa) never "
+        "selects; the module is never imported",
+    ),
+    Change(
+        file=f"{PKG}/models/mistral/modeling_mistral.py",
+        role="decoy",
+        kind="other-architecture",
+        old=KEY_STATES + "\n",
+        new=KEY_STATES + ".contiguous()\n",
+        why="Mistral's attention; the server runs Llama",
+    ),
+    Change(
+        file=f"{PKG}/generation/utils.py",
+        role="decoy",
+        kind="comment-only",
+        old="                # pre-process distribution\n",
+        new="                # pre-process the distribution (logits processors, then warpers)\n",
+        why="a comment in plain sampling",
+    ),
+    Change(
+        file=f"{PKG}/generation/candidate_generator.py",
+        role="decoy",
+        kind="on-path-noop",
+        old=NEW_TOKENS + "self._calculate_new_tokens(input_ids)\n",
+        new=NEW_TOKENS
+        + "self._calculate_new_tokens(input_ids)\n"
+        + NEW_TOKENS
+        + "int(min_new_tokens), int(max_new_tokens)\n",
+        why="runs on every draft step but costs nothing",
+    ),
 ]
 
 CONFIG = """\
@@ -99,8 +118,10 @@ default = "per token 20ms"
 def installed_transformers() -> tuple[Path, str]:
     spec = importlib.util.find_spec("transformers")
     if spec is None or not spec.submodule_search_locations:
-        raise LabError("transformers is not installed (pip install transformers): the "
-                       "transformers lab copies the installed package")
+        raise LabError(
+            "transformers is not installed (pip install transformers): the "
+            "transformers lab copies the installed package"
+        )
     source = Path(list(spec.submodule_search_locations)[0])
     found = re.search(r'__version__ = "([^"]+)"', (source / "__init__.py").read_text())
     return source, found.group(1) if found else "unknown"
@@ -117,11 +138,18 @@ def build_transformers_lab(dest: Path, requests: int = 8) -> tuple[Truth, Path, 
         try:
             change.apply(dest)
         except LabError:
-            raise LabError(f"transformers {version}: {change.file} lacks the code the "
-                           f"{change.kind!r} change edits (this lab knows 5.17)") from None
+            raise LabError(
+                f"transformers {version}: {change.file} lacks the code the "
+                f"{change.kind!r} change edits (this lab knows 5.17)"
+            ) from None
     culprits, decoys = hunk_truth(repo, changes)
     config = dest / "debug-agent.toml"
     config.write_text(CONFIG.format(version=version, requests=requests))
-    truth = Truth(scenario=f"transformers {version}", culprits=culprits, decoys=decoys,
-                  regression=True, expected={})
+    truth = Truth(
+        scenario=f"transformers {version}",
+        culprits=culprits,
+        decoys=decoys,
+        regression=True,
+        expected={},
+    )
     return truth, config, len(changes)

@@ -38,14 +38,19 @@ def commit_good(dest: Path, message: str) -> git.Repo:
     (dest / ".gitignore").write_text("__pycache__/\n*.pyc\ndebug-agent.toml\n.debug-agent-logs/\n")
     repo = git.Repo.init(dest, initial_branch="main")
     repo.git.add(A=True)
-    repo.index.commit(message, author=LAB_ACTOR, committer=LAB_ACTOR, author_date=LAB_DATE,
-                      commit_date=LAB_DATE)
+    repo.index.commit(
+        message, author=LAB_ACTOR, committer=LAB_ACTOR, author_date=LAB_DATE, commit_date=LAB_DATE
+    )
     return repo
 
 
-def build_repo(dest: Path, changes: list[Change], base_changes: list[Change] = (),
-               template: Path = TEMPLATE,
-               message: str = "sglang 0.5.23 (lab): known-good state") -> git.Repo:
+def build_repo(
+    dest: Path,
+    changes: list[Change],
+    base_changes: list[Change] = (),
+    template: Path = TEMPLATE,
+    message: str = "sglang 0.5.23 (lab): known-good state",
+) -> git.Repo:
     """Template (+ base_changes) committed as HEAD; `changes` applied to the working tree."""
     _copy_template(dest, template)
     for change in base_changes:
@@ -72,20 +77,33 @@ def locate_hunks(repo: git.Repo, changes: list[Change]) -> list[TruthEntry]:
             if pfile.path != change.file:
                 continue
             for hunk in pfile:
-                if any(line.value.rstrip("\n") == marker for line in hunk
-                       if line.is_added or line.is_removed):
-                    header = (f"@@ -{hunk.source_start},{hunk.source_length} "
-                              f"+{hunk.target_start},{hunk.target_length} @@")
+                if any(
+                    line.value.rstrip("\n") == marker
+                    for line in hunk
+                    if line.is_added or line.is_removed
+                ):
+                    header = (
+                        f"@@ -{hunk.source_start},{hunk.source_length} "
+                        f"+{hunk.target_start},{hunk.target_length} @@"
+                    )
         if header is None:
             raise LabError(f"change {change.kind!r} in {change.file} has no hunk in the diff")
-        entries.append(TruthEntry(file=change.file, hunk=header, marker=marker.strip(),
-                                  kind=change.kind, why=change.why))
+        entries.append(
+            TruthEntry(
+                file=change.file,
+                hunk=header,
+                marker=marker.strip(),
+                kind=change.kind,
+                why=change.why,
+            )
+        )
     return entries
 
 
-def hunk_truth(repo: git.Repo, changes: list[Change]) -> tuple[list[TruthEntry],
-                                                                list[TruthEntry]]:
+def hunk_truth(repo: git.Repo, changes: list[Change]) -> tuple[list[TruthEntry], list[TruthEntry]]:
     """The hunks of `changes` in `git diff HEAD`: (culprits, decoys)."""
     pairs = list(zip(locate_hunks(repo, changes), changes, strict=True))
-    return ([e for e, c in pairs if c.role == "culprit"],
-            [e for e, c in pairs if c.role == "decoy"])
+    return (
+        [e for e, c in pairs if c.role == "culprit"],
+        [e for e, c in pairs if c.role == "decoy"],
+    )

@@ -29,17 +29,26 @@ class Node(Protocol):
 
     def free_port(self) -> int: ...
 
-    def worktree(self, good_sha: str, patches: list[str],
-                 keep_patch: Path) -> AbstractContextManager[PurePath]: ...
+    def worktree(
+        self, good_sha: str, patches: list[str], keep_patch: Path
+    ) -> AbstractContextManager[PurePath]: ...
 
-    def server(self, argv: list[str], cwd: PurePath, env: dict[str, str], port: int,
-               log_path: Path, ready: str, timeout_s: float) -> AbstractContextManager[
-                   ServerInfo]: ...
+    def server(
+        self,
+        argv: list[str],
+        cwd: PurePath,
+        env: dict[str, str],
+        port: int,
+        log_path: Path,
+        ready: str,
+        timeout_s: float,
+    ) -> AbstractContextManager[ServerInfo]: ...
 
     def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv: ...
 
-    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
-              timeout_s: float) -> tuple[int | None, str]: ...  # (None: timed out, output)
+    def shell(
+        self, command: str, cwd: PurePath, env: dict[str, str], timeout_s: float
+    ) -> tuple[int | None, str]: ...  # (None: timed out, output)
 
     def read_text(self, path: PurePath) -> str: ...
 
@@ -53,8 +62,9 @@ class Node(Protocol):
 class LocalNode:
     """This machine: the repository is `repo_root`, artifacts go straight to `out_dir`."""
 
-    def __init__(self, python: str, repo_root: Path, out_dir: Path,
-                 subdir: Path = Path(".")) -> None:
+    def __init__(
+        self, python: str, repo_root: Path, out_dir: Path, subdir: Path = Path(".")
+    ) -> None:
         self.python = python
         self.repo_root = repo_root
         self.trace_dir = out_dir / "imports"
@@ -63,24 +73,34 @@ class LocalNode:
     def free_port(self) -> int:
         return free_port()
 
-    def worktree(self, good_sha: str, patches: list[str],
-                 keep_patch: Path) -> AbstractContextManager[Path]:
+    def worktree(
+        self, good_sha: str, patches: list[str], keep_patch: Path
+    ) -> AbstractContextManager[Path]:
         return scratch_worktree(self.repo_root, good_sha, patches, keep_patch=keep_patch)
 
-    def server(self, argv: list[str], cwd: PurePath, env: dict[str, str], port: int,
-               log_path: Path, ready: str, timeout_s: float) -> AbstractContextManager[
-                   ServerInfo]:
+    def server(
+        self,
+        argv: list[str],
+        cwd: PurePath,
+        env: dict[str, str],
+        port: int,
+        log_path: Path,
+        ready: str,
+        timeout_s: float,
+    ) -> AbstractContextManager[ServerInfo]:
         return running_server(argv, Path(cwd), env, port, log_path, ready, timeout_s)
 
     def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
         return worker_env(pid, names)
 
-    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
-              timeout_s: float) -> tuple[int | None, str]:
+    def shell(
+        self, command: str, cwd: PurePath, env: dict[str, str], timeout_s: float
+    ) -> tuple[int | None, str]:
         """Its own process group, stopped whole when it ends, times out or is interrupted."""
         with tempfile.TemporaryFile() as output:
-            proc = start_group(["/bin/sh", "-c", command], Path(cwd), {**os.environ, **env},
-                               output=output)
+            proc = start_group(
+                ["/bin/sh", "-c", command], Path(cwd), {**os.environ, **env}, output=output
+            )
             code: int | None = None
             try:
                 code = proc.wait(timeout=timeout_s)

@@ -24,8 +24,9 @@ from tools.repo.worktree import join_patches
 
 
 class RemoteNode:
-    def __init__(self, config: TargetConfig, host: SSHHost, supervisor: RemoteSupervisor,
-                 out_dir: Path) -> None:
+    def __init__(
+        self, config: TargetConfig, host: SSHHost, supervisor: RemoteSupervisor, out_dir: Path
+    ) -> None:
         self.python = config.python
         self.subdir = PurePosixPath(".")  # [target] repo names the repository itself
         self.host = host
@@ -39,41 +40,67 @@ class RemoteNode:
         return int(self.sup.call("port")["port"])
 
     @contextmanager
-    def worktree(self, good_sha: str, patches: list[str],
-                 keep_patch: Path) -> Iterator[PurePosixPath]:
+    def worktree(
+        self, good_sha: str, patches: list[str], keep_patch: Path
+    ) -> Iterator[PurePosixPath]:
         """The supervisor removes the worktree when the experiment's supervisor closes."""
         patch = join_patches(patches)
         if patch:
             keep_patch.parent.mkdir(parents=True, exist_ok=True)
             keep_patch.write_text(patch)
-        reply = self.sup.call("worktree", wait_s=600.0, repo=self.repo, sha=good_sha,
-                              patch=patch)
+        reply = self.sup.call("worktree", wait_s=600.0, repo=self.repo, sha=good_sha, patch=patch)
         yield PurePosixPath(reply["path"])
 
     @contextmanager
-    def server(self, argv: list[str], cwd: PurePath, env: dict[str, str], port: int,
-               log_path: Path, ready: str, timeout_s: float) -> Iterator[ServerInfo]:
+    def server(
+        self,
+        argv: list[str],
+        cwd: PurePath,
+        env: dict[str, str],
+        port: int,
+        log_path: Path,
+        ready: str,
+        timeout_s: float,
+    ) -> Iterator[ServerInfo]:
         remote_log = f"{self.sup.run_dir}/{log_path.name}"
-        pid = int(self.sup.call("launch", argv=argv, cwd=str(cwd), env=env,
-                                log=log_path.name)["pid"])
+        pid = int(
+            self.sup.call("launch", argv=argv, cwd=str(cwd), env=env, log=log_path.name)["pid"]
+        )
         try:
             with forwarded_port(self.host, port) as local_port:
                 base_url = f"http://127.0.0.1:{local_port}"
-                ready_s = wait_ready(lambda: self.sup.call("poll")["exit"], base_url, ready,
-                                     lambda: self._read(remote_log), str(log_path), timeout_s)
-                yield ServerInfo(pid=pid, port=port, base_url=base_url,
-                                 node_url=f"http://127.0.0.1:{port}", log_path=str(log_path),
-                                 ready_s=ready_s)
+                ready_s = wait_ready(
+                    lambda: self.sup.call("poll")["exit"],
+                    base_url,
+                    ready,
+                    lambda: self._read(remote_log),
+                    str(log_path),
+                    timeout_s,
+                )
+                yield ServerInfo(
+                    pid=pid,
+                    port=port,
+                    base_url=base_url,
+                    node_url=f"http://127.0.0.1:{port}",
+                    log_path=str(log_path),
+                    ready_s=ready_s,
+                )
         except Exception as e:
             # a bench or readiness error that is really the connection going: say so
             if not isinstance(e, HostLost) and self._lost():
-                raise HostLost(f"connection to {self.host.endpoint.label} lost during the "
-                               f"experiment ({type(e).__name__})") from None
-            code = None if isinstance(e, ServerError) else exit_code(
-                lambda: self.sup.call("poll")["exit"])
+                raise HostLost(
+                    f"connection to {self.host.endpoint.label} lost during the "
+                    f"experiment ({type(e).__name__})"
+                ) from None
+            code = (
+                None
+                if isinstance(e, ServerError)
+                else exit_code(lambda: self.sup.call("poll")["exit"])
+            )
             if code is not None:  # the server ended: that, not a reset connection, is the news
-                raise exit_error(code, self._read(remote_log), str(log_path),
-                                 "the benchmark") from None
+                raise exit_error(
+                    code, self._read(remote_log), str(log_path), "the benchmark"
+                ) from None
             raise
         finally:
             # on a dropped connection the supervisor stops the group itself
@@ -97,14 +124,26 @@ class RemoteNode:
 
     def worker_env(self, pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
         records = self.sup.call("environ", pid=pid)["processes"]
-        return WorkerEnv(root_pid=pid, names=sorted(names), processes=[
-            process_env(r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid, names)
-            for r in records])
+        return WorkerEnv(
+            root_pid=pid,
+            names=sorted(names),
+            processes=[
+                process_env(r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid, names)
+                for r in records
+            ],
+        )
 
-    def shell(self, command: str, cwd: PurePath, env: dict[str, str],
-              timeout_s: float) -> tuple[int | None, str]:
-        reply = self.sup.call("shell", wait_s=timeout_s + 60.0, command=command,
-                              cwd=str(cwd), env=env, timeout_s=timeout_s)
+    def shell(
+        self, command: str, cwd: PurePath, env: dict[str, str], timeout_s: float
+    ) -> tuple[int | None, str]:
+        reply = self.sup.call(
+            "shell",
+            wait_s=timeout_s + 60.0,
+            command=command,
+            cwd=str(cwd),
+            env=env,
+            timeout_s=timeout_s,
+        )
         return (None if reply["timed_out"] else reply["code"]), reply["output"]
 
     def read_text(self, path: PurePath) -> str:
@@ -113,13 +152,19 @@ class RemoteNode:
     def traced_env(self, env: dict[str, str], cwd: PurePath) -> dict[str, str]:
         with contextlib.suppress(OSError):
             self.host.sftp.mkdir(self.trace_dir)
-        return traced_env(env, PurePosixPath(self.trace_dir), cwd, PurePosixPath(self.hook_dir),
-                          inherited=self.sup.pythonpath)
+        return traced_env(
+            env,
+            PurePosixPath(self.trace_dir),
+            cwd,
+            PurePosixPath(self.hook_dir),
+            inherited=self.sup.pythonpath,
+        )
 
     def wait_trace(self, pids: list[int], timeout_s: float = 3.0) -> None:
         wanted, deadline = {f"{pid}.txt" for pid in pids}, time.monotonic() + timeout_s
         while time.monotonic() < deadline and not wanted <= set(
-                self.host.sftp.listdir(self.trace_dir)):
+            self.host.sftp.listdir(self.trace_dir)
+        ):
             time.sleep(0.1)
 
     def read_trace(self, tree: PurePath) -> ImportTrace:

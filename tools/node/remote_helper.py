@@ -51,9 +51,16 @@ def _git(repo: str, *args: str, env: dict | None = None) -> str:
 
 def _start(argv: list[str] | str, cwd: str, env: dict, output: int) -> subprocess.Popen:
     """A process group of its own, with a keeper that stops it if this supervisor is killed."""
-    proc = subprocess.Popen(argv, shell=isinstance(argv, str), cwd=cwd,
-                            env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=output,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        shell=isinstance(argv, str),
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     group_keeper.keep(proc.pid)
     return proc
 
@@ -88,9 +95,15 @@ def _environ(pid: int) -> list[dict]:
                 continue
         except OSError:
             continue
-        found.append({"pid": current, "ppid": int(rest.split()[1]),
-                      "name": head.split("(", 1)[1], "cmdline": cmdline,
-                      "env": dict(p.split("=", 1) for p in pairs)})
+        found.append(
+            {
+                "pid": current,
+                "ppid": int(rest.split()[1]),
+                "name": head.split("(", 1)[1],
+                "cmdline": cmdline,
+                "env": dict(p.split("=", 1) for p in pairs),
+            }
+        )
         todo.extend(sorted(children.get(current, [])))
     return found
 
@@ -129,8 +142,17 @@ class Supervisor:
         op = request["op"]
         if op == "worktree":
             repo, path = request["repo"], os.path.join(self.run_dir, "tree")
-            _git(repo, "worktree", "add", "--detach", "--lock", "--reason",
-                 f"{LOCK_REASON}{os.getpid()}", path, request["sha"])
+            _git(
+                repo,
+                "worktree",
+                "add",
+                "--detach",
+                "--lock",
+                "--reason",
+                f"{LOCK_REASON}{os.getpid()}",
+                path,
+                request["sha"],
+            )
             self.worktree = (repo, path)
             if request.get("patch"):
                 patch = os.path.join(self.run_dir, "state.patch")
@@ -144,8 +166,7 @@ class Supervisor:
                 return {"port": s.getsockname()[1]}
         if op == "launch":
             with open(os.path.join(self.run_dir, request["log"]), "ab") as log:
-                self.server = _start(request["argv"], request["cwd"], request["env"],
-                                     log.fileno())
+                self.server = _start(request["argv"], request["cwd"], request["env"], log.fileno())
             return {"pid": self.server.pid}
         if op == "poll":
             return {"exit": self.server.poll() if self.server else None}
@@ -174,11 +195,17 @@ class Supervisor:
                     chunks.append(chunk)
                 if proc.poll() is not None:
                     chunks.append(proc.stdout.read() or b"")
-                    return {"code": proc.returncode, "output": b"".join(chunks).decode(
-                        errors="replace"), "timed_out": False}
+                    return {
+                        "code": proc.returncode,
+                        "output": b"".join(chunks).decode(errors="replace"),
+                        "timed_out": False,
+                    }
                 if time.monotonic() > deadline:
-                    return {"code": None, "output": b"".join(chunks).decode(errors="replace"),
-                            "timed_out": True}
+                    return {
+                        "code": None,
+                        "output": b"".join(chunks).decode(errors="replace"),
+                        "timed_out": True,
+                    }
         finally:
             stop_group(proc)
 
@@ -187,8 +214,10 @@ class Supervisor:
             stop_group(self.server)
         if self.worktree:
             repo, path = self.worktree
-            subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", "--force", path],
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", repo, "worktree", "remove", "--force", "--force", path],
+                capture_output=True,
+            )
         shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def serve(self) -> None:
@@ -196,8 +225,13 @@ class Supervisor:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
         try:
             _reap_worktrees_of_dead_supervisors()
-            self.reply({"run_dir": self.run_dir, "pid": os.getpid(),
-                        "pythonpath": os.environ.get("PYTHONPATH", "")})
+            self.reply(
+                {
+                    "run_dir": self.run_dir,
+                    "pid": os.getpid(),
+                    "pythonpath": os.environ.get("PYTHONPATH", ""),
+                }
+            )
             while True:
                 if not self.pending:
                     self.pump(0.5)
@@ -227,12 +261,14 @@ def _reap_worktrees_of_dead_supervisors() -> None:
     path = None
     for line in listing.splitlines():
         if line.startswith("worktree "):
-            path = line[len("worktree "):]
+            path = line[len("worktree ") :]
         elif line.startswith("locked " + LOCK_REASON) and path:
-            pid = line[len("locked " + LOCK_REASON):].strip()
+            pid = line[len("locked " + LOCK_REASON) :].strip()
             if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", "--force",
-                                path], capture_output=True)
+                subprocess.run(
+                    ["git", "-C", repo, "worktree", "remove", "--force", "--force", path],
+                    capture_output=True,
+                )
                 shutil.rmtree(path, ignore_errors=True)
 
 
@@ -258,8 +294,10 @@ def state(repo: str, good: str) -> dict:
     return {"root": root, "sha": sha, "patch": patch}
 
 
-def pump(one: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
-         other: tuple[Any, Callable[[], bytes], Callable[[bytes], None]]) -> None:
+def pump(
+    one: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
+    other: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
+) -> None:
     """Copy bytes both ways between two ends until either one closes.
 
     An end is something select() takes, how to read from it, and how to write to it.
@@ -292,8 +330,10 @@ def relay(port: int) -> int:
         stdout.flush()
 
     try:
-        pump((stdin, lambda: stdin.read(65536), write_out),
-             (sock, lambda: sock.recv(65536), sock.sendall))
+        pump(
+            (stdin, lambda: stdin.read(65536), write_out),
+            (sock, lambda: sock.recv(65536), sock.sendall),
+        )
     except OSError:
         pass
     finally:
@@ -317,8 +357,9 @@ def main() -> int:
         return 0
     if command == "relay" and len(sys.argv) == 3:
         return relay(int(sys.argv[2]))
-    sys.stderr.write("usage: remote_helper.py supervise | state REPO GOOD | environ PID | "
-                     "relay PORT\n")
+    sys.stderr.write(
+        "usage: remote_helper.py supervise | state REPO GOOD | environ PID | relay PORT\n"
+    )
     return 2
 
 

@@ -68,15 +68,21 @@ def resolve(host: HostSection) -> Endpoint:
     if config_file.exists():
         found = paramiko.SSHConfig.from_path(str(config_file)).lookup(alias)
     identities = [host.identity] if host.identity else found.get("identityfile", [])
-    known = [str(Path.home() / ".ssh" / "known_hosts"), *found.get("userknownhostsfile", "")
-             .split(), *([host.known_hosts] if host.known_hosts else [])]
+    known = [
+        str(Path.home() / ".ssh" / "known_hosts"),
+        *found.get("userknownhostsfile", "").split(),
+        *([host.known_hosts] if host.known_hosts else []),
+    ]
     if host.identity and not Path(host.identity).expanduser().is_file():
         raise HostError(f"[host] identity file {host.identity} not found")
-    return Endpoint(alias=alias, hostname=found.get("hostname", alias),
-                    user=user or found.get("user") or os.environ.get("USER", "root"),
-                    port=int(port or found.get("port", 22)),
-                    identities=[str(Path(p).expanduser()) for p in identities],
-                    known_hosts=[str(Path(p).expanduser()) for p in known])
+    return Endpoint(
+        alias=alias,
+        hostname=found.get("hostname", alias),
+        user=user or found.get("user") or os.environ.get("USER", "root"),
+        port=int(port or found.get("port", 22)),
+        identities=[str(Path(p).expanduser()) for p in identities],
+        known_hosts=[str(Path(p).expanduser()) for p in known],
+    )
 
 
 class SSHHost:
@@ -99,21 +105,28 @@ class SSHHost:
                 client.load_host_keys(path)
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
-            client.connect(e.hostname, e.port, e.user, key_filename=e.identities or None,
-                           timeout=self.section.connect_timeout_s,
-                           banner_timeout=self.section.connect_timeout_s,
-                           auth_timeout=self.section.connect_timeout_s)
+            client.connect(
+                e.hostname,
+                e.port,
+                e.user,
+                key_filename=e.identities or None,
+                timeout=self.section.connect_timeout_s,
+                banner_timeout=self.section.connect_timeout_s,
+                auth_timeout=self.section.connect_timeout_s,
+            )
         except socket.gaierror:
-            raise HostError(f"cannot resolve host {e.hostname!r} ([host] ssh = "
-                            f"{self.section.ssh!r})") from None
+            raise HostError(
+                f"cannot resolve host {e.hostname!r} ([host] ssh = {self.section.ssh!r})"
+            ) from None
         except paramiko.AuthenticationException:
             keys = ", ".join(e.identities) or "the agent's and ~/.ssh/id_* keys"
             raise HostError(f"{e.label} refused the SSH key ({keys})") from None
         except paramiko.SSHException as err:
             if "not found in known_hosts" in str(err):
-                raise HostError(f"host key of {e.hostname}:{e.port} is not known: connect "
-                                "once with ssh to check and add it, or set [host] known_hosts"
-                                ) from None
+                raise HostError(
+                    f"host key of {e.hostname}:{e.port} is not known: connect "
+                    "once with ssh to check and add it, or set [host] known_hosts"
+                ) from None
             raise HostError(f"SSH to {e.label} failed: {err}") from None
         except (OSError, EOFError) as err:
             reason = getattr(err, "strerror", None) or str(err) or type(err).__name__
@@ -132,12 +145,15 @@ class SSHHost:
         """Run a shell command on the node: (exit code, stdout, stderr)."""
         try:
             _, out, err = self.client.exec_command(command, timeout=timeout_s)
-            stdout, stderr = out.read().decode(errors="replace"), err.read().decode(
-                errors="replace")
+            stdout, stderr = (
+                out.read().decode(errors="replace"),
+                err.read().decode(errors="replace"),
+            )
             return out.channel.recv_exit_status(), stdout, stderr
         except (OSError, EOFError) as e:
-            raise HostLost(f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
-                           ) from None
+            raise HostLost(
+                f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
+            ) from None
 
     @property
     def sftp(self):
@@ -173,11 +189,12 @@ class SSHHost:
     def helper(self) -> str:
         """The helper script's path on the node (uploaded once per version), and its hooks."""
         if self._helper is None:
-            code, home, err = self.run("printf %s \"$HOME\"")
+            code, home, err = self.run('printf %s "$HOME"')
             if code != 0 or not home:
                 raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
-            tag = hashlib.sha256(b"".join(path.read_bytes() for path in UPLOADS.values())
-                                 ).hexdigest()[:12]
+            tag = hashlib.sha256(
+                b"".join(path.read_bytes() for path in UPLOADS.values())
+            ).hexdigest()[:12]
             base = f"{home}/{REMOTE_CACHE}/{tag}"
             self.run(f"mkdir -p {shlex.quote(base)}/hooks")
             for name, path in UPLOADS.items():

@@ -26,8 +26,10 @@ PROHIBITED = paramiko.common.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
 def _pump(client: socket.socket, channel: paramiko.Channel) -> None:
     try:
-        pump((client, lambda: client.recv(65536), client.sendall),
-             (channel, lambda: channel.recv(65536), channel.sendall))
+        pump(
+            (client, lambda: client.recv(65536), client.sendall),
+            (channel, lambda: channel.recv(65536), channel.sendall),
+        )
     except (OSError, EOFError):
         pass
     finally:
@@ -46,15 +48,16 @@ class _Channels:
         transport = self.host.client.get_transport()
         if not self.relay:
             try:
-                return transport.open_channel("direct-tcpip", ("127.0.0.1", self.remote_port),
-                                              peer)
+                return transport.open_channel("direct-tcpip", ("127.0.0.1", self.remote_port), peer)
             except paramiko.ChannelException as e:
                 if e.code != PROHIBITED:
                     raise
                 self.relay = True
         channel = transport.open_session()
-        channel.exec_command(f"{shlex.quote(self.host.section.python)} "
-                             f"{shlex.quote(self.host.helper())} relay {self.remote_port}")
+        channel.exec_command(
+            f"{shlex.quote(self.host.section.python)} "
+            f"{shlex.quote(self.host.helper())} relay {self.remote_port}"
+        )
         return channel
 
 

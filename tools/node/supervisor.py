@@ -26,8 +26,10 @@ class RemoteSupervisor:
         self.host = host
         self.label = host.endpoint.label
         helper = host.helper()
-        command = (f"DEBUG_AGENT_REPO={shlex.quote(repo)} {shlex.quote(host.section.python)} "
-                   f"{shlex.quote(helper)} supervise")
+        command = (
+            f"DEBUG_AGENT_REPO={shlex.quote(repo)} {shlex.quote(host.section.python)} "
+            f"{shlex.quote(helper)} supervise"
+        )
         try:
             self.channel = host.client.get_transport().open_session()
             self.channel.exec_command(command)
@@ -60,15 +62,16 @@ class RemoteSupervisor:
             elif self.channel.exit_status_ready() or self.channel.closed or not self.host.alive:
                 chunk = b""
             elif time.monotonic() > deadline:
-                raise HostLost(f"the supervisor on {self.label} did not answer in "
-                               f"{timeout_s:g} s")
+                raise HostLost(f"the supervisor on {self.label} did not answer in {timeout_s:g} s")
             else:
                 time.sleep(0.01)
                 continue
             if not chunk:
                 error = self.channel.recv_stderr(4096).decode(errors="replace").strip()
-                raise HostLost(f"connection to {self.label} lost"
-                               + (f": {error.splitlines()[-1]}" if error else ""))
+                raise HostLost(
+                    f"connection to {self.label} lost"
+                    + (f": {error.splitlines()[-1]}" if error else "")
+                )
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)

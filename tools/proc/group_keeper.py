@@ -67,9 +67,13 @@ class Keeper:
         read_end, self._write_end = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", os.path.abspath(__file__), str(pgid)], stdin=read_end,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
-                start_new_session=True)  # a signal to the owner's group must not reach it
+                [sys.executable, "-I", "-S", os.path.abspath(__file__), str(pgid)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+            )  # a signal to the owner's group must not reach it
         finally:
             os.close(read_end)
 

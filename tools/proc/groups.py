@@ -17,16 +17,23 @@ from tools.errors import ToolError
 from tools.proc import group_keeper
 
 
-def start_group(argv: list[str], cwd: Path, env: dict[str, str],
-                output: IO | int | None = None) -> subprocess.Popen:
+def start_group(
+    argv: list[str], cwd: Path, env: dict[str, str], output: IO | int | None = None
+) -> subprocess.Popen:
     """Start `argv` as the leader of a new session, so the group can be stopped as one.
 
     A keeper (tools/proc/group_keeper.py) stops the group if this process dies before `stop_group`.
     """
     try:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output,
-                                stderr=subprocess.STDOUT if output is not None else None,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT if output is not None else None,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         raise ToolError(f"cannot start {argv[0]!r} in {cwd}: {e.strerror}") from None
     try:

@@ -24,18 +24,30 @@ class ImportTrace(BaseModel):
         return path in set(self.files)
 
 
-def traced_env(env: dict[str, str], trace_dir: PurePath, cwd: PurePath,
-               hook_dir: PurePath = HOOK_DIR, inherited: str | None = None) -> dict[str, str]:
+def traced_env(
+    env: dict[str, str],
+    trace_dir: PurePath,
+    cwd: PurePath,
+    hook_dir: PurePath = HOOK_DIR,
+    inherited: str | None = None,
+) -> dict[str, str]:
     """`env` plus the hook; relative PYTHONPATH entries are made absolute against `cwd`.
 
     `inherited` is the PYTHONPATH the server would otherwise get (default: this process's).
     """
-    original = env.get("PYTHONPATH", os.environ.get("PYTHONPATH", "") if inherited is None
-                       else inherited)
-    parts = [p if posixpath.isabs(p) else posixpath.normpath(posixpath.join(str(cwd), p))
-             for p in original.split(os.pathsep) if p]
-    return {**env, "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
-            "DEBUG_AGENT_IMPORT_TRACE_DIR": str(trace_dir)}
+    original = env.get(
+        "PYTHONPATH", os.environ.get("PYTHONPATH", "") if inherited is None else inherited
+    )
+    parts = [
+        p if posixpath.isabs(p) else posixpath.normpath(posixpath.join(str(cwd), p))
+        for p in original.split(os.pathsep)
+        if p
+    ]
+    return {
+        **env,
+        "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
+        "DEBUG_AGENT_IMPORT_TRACE_DIR": str(trace_dir),
+    }
 
 
 def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportTrace:

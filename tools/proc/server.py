@@ -33,7 +33,6 @@ class ServerError(ToolError):
     """The server did not come up; the message is one line and names the log."""
 
 
-
 class ServerInfo(BaseModel):
     pid: int
     port: int
@@ -68,8 +67,11 @@ def _write_pidfile(proc: subprocess.Popen, argv: list[str]) -> Path:
     path = _pid_dir() / f"{proc.pid}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     created = psutil.Process(proc.pid).create_time()
-    path.write_text(json.dumps({"pid": proc.pid, "owner_pid": os.getpid(), "argv": argv,
-                                "create_time": created}))
+    path.write_text(
+        json.dumps(
+            {"pid": proc.pid, "owner_pid": os.getpid(), "argv": argv, "create_time": created}
+        )
+    )
     return path
 
 
@@ -104,8 +106,7 @@ def _created(proc: psutil.Process) -> float:
         return 0.0
 
 
-def _ready(base_url: str, ready: str, log_text: Callable[[], str],
-           client: httpx.Client) -> bool:
+def _ready(base_url: str, ready: str, log_text: Callable[[], str], client: httpx.Client) -> bool:
     if ready.startswith("log:"):
         return re.search(ready[4:], log_text()) is not None
     try:
@@ -117,10 +118,14 @@ def _ready(base_url: str, ready: str, log_text: Callable[[], str],
 def exit_error(code: int, log_text: str, log_name: str, during: str) -> ServerError:
     """The server is gone: how it ended, its last log line, where its log is."""
     lines = log_text.strip().splitlines()
-    how = (f"was killed by {signal.Signals(-code).name}" if code < 0 and -code in
-           signal.valid_signals() else f"exited with code {code}")
-    return ServerError(f"server {how} during {during}: {lines[-1] if lines else '(empty log)'} "
-                       f"(log: {log_name})")
+    how = (
+        f"was killed by {signal.Signals(-code).name}"
+        if code < 0 and -code in signal.valid_signals()
+        else f"exited with code {code}"
+    )
+    return ServerError(
+        f"server {how} during {during}: {lines[-1] if lines else '(empty log)'} (log: {log_name})"
+    )
 
 
 def exit_code(poll: Callable[[], int | None], grace_s: float = 1.0) -> int | None:
@@ -132,8 +137,14 @@ def exit_code(poll: Callable[[], int | None], grace_s: float = 1.0) -> int | Non
     return code
 
 
-def wait_ready(poll: Callable[[], int | None], base_url: str, ready: str,
-               log_text: Callable[[], str], log_name: str, timeout_s: float) -> float:
+def wait_ready(
+    poll: Callable[[], int | None],
+    base_url: str,
+    ready: str,
+    log_text: Callable[[], str],
+    log_name: str,
+    timeout_s: float,
+) -> float:
     """Seconds until `ready` holds; a one-line ServerError if the server exits or times out.
 
     `poll` gives the exit code once the server has exited; `log_text` reads its log so far.
@@ -147,8 +158,9 @@ def wait_ready(poll: Callable[[], int | None], base_url: str, ready: str,
             if code is not None:
                 raise exit_error(code, log_text(), log_name, "start-up")
             if time.monotonic() - start > timeout_s:
-                raise ServerError(f"server not ready after {timeout_s:g} s (waited for {ready}; "
-                                  f"log: {log_name})")
+                raise ServerError(
+                    f"server not ready after {timeout_s:g} s (waited for {ready}; log: {log_name})"
+                )
             time.sleep(0.05)
 
 
@@ -160,8 +172,15 @@ def _read(path: Path) -> str:
 
 
 @contextmanager
-def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, log_path: Path,
-                   ready: str = "/health", timeout_s: float = 900.0) -> Iterator[ServerInfo]:
+def running_server(
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    port: int,
+    log_path: Path,
+    ready: str = "/health",
+    timeout_s: float = 900.0,
+) -> Iterator[ServerInfo]:
     """Launch, wait until ready, yield, and stop the whole process group whatever happens."""
     if port_in_use(port):
         raise ServerError(f"port {port} is already in use on 127.0.0.1")
@@ -171,11 +190,18 @@ def running_server(argv: list[str], cwd: Path, env: dict[str, str], port: int, l
     pidfile = _write_pidfile(proc, argv)
     base_url = f"http://127.0.0.1:{port}"
     try:
-        ready_s = wait_ready(proc.poll, base_url, ready, lambda: _read(log_path),
-                             str(log_path), timeout_s)
+        ready_s = wait_ready(
+            proc.poll, base_url, ready, lambda: _read(log_path), str(log_path), timeout_s
+        )
         try:
-            yield ServerInfo(pid=proc.pid, port=port, base_url=base_url, node_url=base_url,
-                             log_path=str(log_path), ready_s=ready_s)
+            yield ServerInfo(
+                pid=proc.pid,
+                port=port,
+                base_url=base_url,
+                node_url=base_url,
+                log_path=str(log_path),
+                ready_s=ready_s,
+            )
         except Exception:
             # a reset connection is the symptom; the server's own end is the news
             code = exit_code(proc.poll)

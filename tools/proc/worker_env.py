@@ -56,14 +56,25 @@ def _role(pid: int, name: str, cmdline: list[str], root_pid: int) -> str:
     return name
 
 
-def process_env(pid: int, ppid: int, name: str, cmdline: list[str], environ: dict[str, str],
-                root_pid: int, names: frozenset[str] = frozenset()) -> ProcessEnv:
+def process_env(
+    pid: int,
+    ppid: int,
+    name: str,
+    cmdline: list[str],
+    environ: dict[str, str],
+    root_pid: int,
+    names: frozenset[str] = frozenset(),
+) -> ProcessEnv:
     """One process's record: its role, its command line, the variables of PREFIXES and
     `names` (the ones an investigation asks about), masked."""
     env = {k: v for k, v in environ.items() if k.startswith(PREFIXES) or k in names}
-    return ProcessEnv(pid=pid, ppid=ppid, role=_role(pid, name, cmdline, root_pid),
-                      cmdline=mask_text(" ".join(cmdline))[:300],
-                      env=dict(sorted(mask(env).items())))
+    return ProcessEnv(
+        pid=pid,
+        ppid=ppid,
+        role=_role(pid, name, cmdline, root_pid),
+        cmdline=mask_text(" ".join(cmdline))[:300],
+        env=dict(sorted(mask(env).items())),
+    )
 
 
 def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
@@ -75,8 +86,17 @@ def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
     processes = []
     for proc in tree:
         try:
-            processes.append(process_env(proc.pid, proc.ppid(), proc.name(), proc.cmdline(),
-                                         proc.environ(), root_pid, names))
+            processes.append(
+                process_env(
+                    proc.pid,
+                    proc.ppid(),
+                    proc.name(),
+                    proc.cmdline(),
+                    proc.environ(),
+                    root_pid,
+                    names,
+                )
+            )
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
         except psutil.AccessDenied:

@@ -28,7 +28,8 @@ OWN_PATHS = (CONFIG_NAME, ".debug-agent", "sessions/")
 # `os.environ["NAME"] = "v"` and `os.environ.setdefault("NAME", "v")`
 ENV_SET = re.compile(
     r"""os\.environ(?:\[\s*["'](\w+)["']\s*\]\s*=\s*|\.setdefault\(\s*["'](\w+)["']\s*,\s*)"""
-    r"""["']([^"']*)["']""")
+    r"""["']([^"']*)["']"""
+)
 
 
 class GitError(ToolError):
@@ -54,12 +55,14 @@ class Candidate(BaseModel):
 
     def env_assignments(self) -> list[tuple[str, str]]:
         """(NAME, value) pairs this hunk's added lines put into os.environ."""
-        return [(m.group(1) or m.group(2), m.group(3))
-                for line in self.added_lines() for m in ENV_SET.finditer(line)]
+        return [
+            (m.group(1) or m.group(2), m.group(3))
+            for line in self.added_lines()
+            for m in ENV_SET.finditer(line)
+        ]
 
     def summary(self) -> dict:
-        keys = ["id", "kind", "file", "header", "added", "removed", "origin", "name", "good",
-                "bad"]
+        keys = ["id", "kind", "file", "header", "added", "removed", "origin", "name", "good", "bad"]
         return {k: v for k, v in self.model_dump(include=set(keys)).items() if v is not None}
 
 
@@ -114,26 +117,40 @@ def _untracked_patches(repo: git.Repo) -> str:
         if not path or path.startswith(OWN_PATHS):
             continue
         # --no-index exits 1 when the files differ, which they always do here
-        _, out, _ = repo.git.diff("--no-index", "--no-color", "--", "/dev/null", path,
-                                  with_extended_output=True, with_exceptions=False,
-                                  strip_newline_in_stdout=False)
+        _, out, _ = repo.git.diff(
+            "--no-index",
+            "--no-color",
+            "--",
+            "/dev/null",
+            path,
+            with_extended_output=True,
+            with_exceptions=False,
+            strip_newline_in_stdout=False,
+        )
         patches.append(out)
     return "".join(patches)
 
 
 def untracked_paths(repo: git.Repo) -> list[str]:
     """New files git does not know yet, NUL-separated: any name survives (spaces, newlines)."""
-    listed = repo.git.ls_files("-z", "--others", "--exclude-standard",
-                               strip_newline_in_stdout=False)
+    listed = repo.git.ls_files(
+        "-z", "--others", "--exclude-standard", strip_newline_in_stdout=False
+    )
     return [p for p in listed.split("\0") if p]
 
 
 def _diff_text(repo: git.Repo, good_sha: str) -> str:
-    tracked = repo.git.diff(good_sha, "--no-renames", "--no-color", "-U3", "--", ".",
-                            *[f":(exclude){p}" for p in OWN_PATHS],
-                            strip_newline_in_stdout=False)
+    tracked = repo.git.diff(
+        good_sha,
+        "--no-renames",
+        "--no-color",
+        "-U3",
+        "--",
+        ".",
+        *[f":(exclude){p}" for p in OWN_PATHS],
+        strip_newline_in_stdout=False,
+    )
     return tracked + _untracked_patches(repo)
-
 
 
 def _changed_lines(patch: PatchSet) -> dict[str, set[str]]:
@@ -142,12 +159,14 @@ def _changed_lines(patch: PatchSet) -> dict[str, set[str]]:
     for pfile in patch:
         for hunk in pfile:
             changed.setdefault(unquote(pfile.path), set()).update(
-                str(line) for line in hunk if line.is_added or line.is_removed)
+                str(line) for line in hunk if line.is_added or line.is_removed
+            )
     return changed
 
 
-def _origin(path: str, lines: set[str], uncommitted: dict[str, set[str]], untracked: set[str],
-            good: str) -> str:
+def _origin(
+    path: str, lines: set[str], uncommitted: dict[str, set[str]], untracked: set[str], good: str
+) -> str:
     if path in untracked:
         return "untracked"
     if lines & uncommitted.get(path, set()):
@@ -162,8 +181,9 @@ def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
         patch = PatchSet(text)
     except UnidiffParseError as e:
         raise GitError(f"cannot read the diff against {good}: {e}") from None
-    uncommitted = _changed_lines(PatchSet(repo.git.diff(
-        "HEAD", "--no-renames", "--no-color", strip_newline_in_stdout=False)))
+    uncommitted = _changed_lines(
+        PatchSet(repo.git.diff("HEAD", "--no-renames", "--no-color", strip_newline_in_stdout=False))
+    )
     untracked = set(untracked_paths(repo))
     candidates = []
     for pfile in patch:
@@ -174,15 +194,32 @@ def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
         target = header_name("b/", None if pfile.is_removed_file else path)
         for hunk in pfile:
             body = [str(line) for line in hunk]
-            header = (f"@@ -{hunk.source_start},{hunk.source_length} "
-                      f"+{hunk.target_start},{hunk.target_length} @@")
-            one = f"--- {source}\n+++ {target}\n{header}{hunk.section_header and ' '}" \
-                  f"{hunk.section_header}\n{''.join(body)}"
-            candidates.append(Candidate(
-                id=_hunk_id(path, body), kind="hunk", file=path, header=header,
-                added=hunk.added, removed=hunk.removed, patch=one,
-                origin=_origin(path, {str(x) for x in hunk if x.is_added or x.is_removed},
-                               uncommitted, untracked, good)))
+            header = (
+                f"@@ -{hunk.source_start},{hunk.source_length} "
+                f"+{hunk.target_start},{hunk.target_length} @@"
+            )
+            one = (
+                f"--- {source}\n+++ {target}\n{header}{hunk.section_header and ' '}"
+                f"{hunk.section_header}\n{''.join(body)}"
+            )
+            candidates.append(
+                Candidate(
+                    id=_hunk_id(path, body),
+                    kind="hunk",
+                    file=path,
+                    header=header,
+                    added=hunk.added,
+                    removed=hunk.removed,
+                    patch=one,
+                    origin=_origin(
+                        path,
+                        {str(x) for x in hunk if x.is_added or x.is_removed},
+                        uncommitted,
+                        untracked,
+                        good,
+                    ),
+                )
+            )
     return good_sha, candidates
 
 
@@ -209,8 +246,16 @@ def config_candidates(config: TargetConfig) -> list[Candidate]:
     for name in sorted(set(good_env) | set(config.launch.env)):
         good, bad = good_env.get(name), config.launch.env.get(name)
         if good != bad:
-            found.append(Candidate(id=f"env-{name}", kind="env", name=name, good=good, bad=bad,
-                                   origin="[launch] env vs [baseline] env"))
+            found.append(
+                Candidate(
+                    id=f"env-{name}",
+                    kind="env",
+                    name=name,
+                    good=good,
+                    bad=bad,
+                    origin="[launch] env vs [baseline] env",
+                )
+            )
     if config.baseline.command:
         good_args = _arg_pairs(config.baseline.command)
         bad_args = _arg_pairs(config.launch.command)
@@ -220,15 +265,25 @@ def config_candidates(config: TargetConfig) -> list[Candidate]:
             in_good, in_bad = flag in good_args, flag in bad_args
             good, bad = good_args.get(flag), bad_args.get(flag)
             if in_good != in_bad or good != bad:
-                found.append(Candidate(
-                    id=f"arg-{flag.lstrip('-')}", kind="arg", name=flag,
-                    good=(good or "") if in_good else None, bad=(bad or "") if in_bad else None,
-                    origin="[launch] command vs [baseline] command"))
+                found.append(
+                    Candidate(
+                        id=f"arg-{flag.lstrip('-')}",
+                        kind="arg",
+                        name=flag,
+                        good=(good or "") if in_good else None,
+                        bad=(bad or "") if in_bad else None,
+                        origin="[launch] command vs [baseline] command",
+                    )
+                )
     return found
 
 
 def list_candidates(repo_dir: Path, config: TargetConfig) -> CandidateSet:
     repo = open_repo(repo_dir)
     good_sha, hunks = hunk_candidates(repo, config.target.good)
-    return CandidateSet(repo=str(repo.working_tree_dir), good=config.target.good,
-                        good_sha=good_sha, candidates=hunks + config_candidates(config))
+    return CandidateSet(
+        repo=str(repo.working_tree_dir),
+        good=config.target.good,
+        good_sha=good_sha,
+        candidates=hunks + config_candidates(config),
+    )

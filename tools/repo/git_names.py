@@ -23,7 +23,7 @@ def unquote(name: str) -> str:
     body = name[1:-1]
     at = 0
     for m in _BYTE.finditer(body):
-        raw += body[at:m.start()].encode("utf-8", "surrogateescape")
+        raw += body[at : m.start()].encode("utf-8", "surrogateescape")
         code = m.group(1)
         raw.append(int(code, 8) if code[0].isdigit() else _ESCAPES[code])
         at = m.end()

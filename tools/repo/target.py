@@ -38,8 +38,9 @@ def target_candidates(config: TargetConfig, config_dir: Path) -> CandidateSet:
     path, sha, root = _mirror(config)
     pinned = config.model_copy(update={"target": config.target.model_copy(update={"good": sha})})
     cands = list_candidates(path, pinned)
-    return cands.model_copy(update={"good": config.target.good,
-                                    "repo": f"{config.host.ssh}:{root}"})
+    return cands.model_copy(
+        update={"good": config.target.good, "repo": f"{config.host.ssh}:{root}"}
+    )
 
 
 def node_state(config: TargetConfig) -> dict:
@@ -47,8 +48,12 @@ def node_state(config: TargetConfig) -> dict:
     assert config.host is not None
     host = connect(config.host)
     helper = host.helper()
-    code, out, err = host.run(" ".join(shlex.quote(a) for a in (
-        config.host.python, helper, "state", config.target.repo, config.target.good)))
+    code, out, err = host.run(
+        " ".join(
+            shlex.quote(a)
+            for a in (config.host.python, helper, "state", config.target.repo, config.target.good)
+        )
+    )
     if code != 0:
         last = (err.strip().splitlines() or [f"exit {code}"])[-1]
         raise HostError(f"cannot run {config.host.python} on {host.endpoint.alias}: {last}")
@@ -65,21 +70,33 @@ def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
         return _mirrored[key]
     state = node_state(config)
     root, sha = state["root"], state["sha"]
-    path = state_dir() / "mirrors" / hashlib.sha256(
-        f"{config.host.ssh}:{root}".encode()).hexdigest()[:16]
+    path = (
+        state_dir()
+        / "mirrors"
+        / hashlib.sha256(f"{config.host.ssh}:{root}".encode()).hexdigest()[:16]
+    )
     repo = git.Repo(path) if (path / ".git").exists() else git.Repo.init(path)
     try:
         if not _has_commit(repo, sha):
             endpoint = connect(config.host).endpoint
-            env = {**os.environ, "GIT_SSH_COMMAND": f"{sys.executable} -m tools.node.ssh_git",
-                   "GIT_SSH_VARIANT": "ssh", HOST_VAR: config.host.model_dump_json()}
-            repo.git.fetch(f"ssh://{endpoint.user}@{endpoint.hostname}:{endpoint.port}{root}",
-                           "+HEAD:refs/remotes/node/HEAD",
-                           "+refs/heads/*:refs/remotes/node/heads/*",
-                           "+refs/tags/*:refs/remotes/node/tags/*", env=env)
+            env = {
+                **os.environ,
+                "GIT_SSH_COMMAND": f"{sys.executable} -m tools.node.ssh_git",
+                "GIT_SSH_VARIANT": "ssh",
+                HOST_VAR: config.host.model_dump_json(),
+            }
+            repo.git.fetch(
+                f"ssh://{endpoint.user}@{endpoint.hostname}:{endpoint.port}{root}",
+                "+HEAD:refs/remotes/node/HEAD",
+                "+refs/heads/*:refs/remotes/node/heads/*",
+                "+refs/tags/*:refs/remotes/node/tags/*",
+                env=env,
+            )
         if not _has_commit(repo, sha):
-            raise HostError(f"the good commit {sha[:12]} is not on a branch, tag or HEAD of "
-                            f"{root} on the node: it cannot be fetched")
+            raise HostError(
+                f"the good commit {sha[:12]} is not on a branch, tag or HEAD of "
+                f"{root} on the node: it cannot be fetched"
+            )
         repo.git.checkout("--quiet", "--force", "--detach", sha)
         repo.git.clean("-q", "-f", "-d", "-x")
         if state["patch"]:

@@ -63,13 +63,15 @@ def join_patches(patches: list[str]) -> str:
 
 
 @contextmanager
-def scratch_worktree(repo_dir: Path, good_sha: str, patches: list[str],
-                     keep_patch: Path | None = None) -> Iterator[Path]:
+def scratch_worktree(
+    repo_dir: Path, good_sha: str, patches: list[str], keep_patch: Path | None = None
+) -> Iterator[Path]:
     """A detached worktree at `good_sha` with `patches` applied; removed on exit, always."""
     repo = open_repo(repo_dir)
     path = Path(tempfile.mkdtemp(prefix=PREFIX))
-    repo.git.worktree("add", "--detach", "--lock", "--reason", f"{LOCK_REASON}{os.getpid()}",
-                      str(path), good_sha)
+    repo.git.worktree(
+        "add", "--detach", "--lock", "--reason", f"{LOCK_REASON}{os.getpid()}", str(path), good_sha
+    )
     try:
         if patches:
             patch_text = join_patches(patches)
@@ -79,8 +81,10 @@ def scratch_worktree(repo_dir: Path, good_sha: str, patches: list[str],
             try:
                 git.Git(path).apply("--whitespace=nowarn", str(patch_file))
             except git.GitCommandError as e:
-                raise GitError(f"the chosen hunks do not apply together: "
-                               f"{e.stderr.strip().splitlines()[-1] if e.stderr else e}") from None
+                raise GitError(
+                    f"the chosen hunks do not apply together: "
+                    f"{e.stderr.strip().splitlines()[-1] if e.stderr else e}"
+                ) from None
             finally:
                 if keep_patch is None:
                     patch_file.unlink(missing_ok=True)

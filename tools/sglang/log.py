@@ -43,8 +43,15 @@ from tools.sglang.log_lines import LogLine, file_lines, read_lines, text_lines
 from tools.sglang.server_args_dump import ServerArgsFinder
 
 __all__ = [
-    "BenchSummary", "DecodeRecord", "ErrorRecord", "LogParse", "PrefillRecord",
-    "parse_bench_jsonl", "parse_bench_one_batch", "parse_bench_serving_block", "parse_log",
+    "BenchSummary",
+    "DecodeRecord",
+    "ErrorRecord",
+    "LogParse",
+    "PrefillRecord",
+    "parse_bench_jsonl",
+    "parse_bench_one_batch",
+    "parse_bench_serving_block",
+    "parse_log",
     "parse_log_file",
 ]
 
@@ -112,15 +119,19 @@ class LogParse(BaseModel):
             "errors": [r.model_dump() for r in self.errors],
         }
 
-    def write_json(self, out: TextIO,
-                   transform: Callable[[Any], Any] = lambda value: value) -> None:
+    def write_json(
+        self, out: TextIO, transform: Callable[[Any], Any] = lambda value: value
+    ) -> None:
         """The text of `json.dumps(transform(self.to_json_dict()), indent=2)`, written one
         record at a time: a long log's records are held once, not again as dicts and as one
         string. `transform` (secret masking, say) must treat a list item by item."""
         parts: list[tuple[str, Any]] = [
-            ("server_args", self.server_args), ("decode", self.decode),
-            ("prefill", self.prefill), ("bench", self.bench.model_dump() if self.bench else None),
-            ("errors", self.errors)]
+            ("server_args", self.server_args),
+            ("decode", self.decode),
+            ("prefill", self.prefill),
+            ("bench", self.bench.model_dump() if self.bench else None),
+            ("errors", self.errors),
+        ]
         out.write("{")
         for n, (key, value) in enumerate(parts):
             out.write(("," if n else "") + f"\n  {json.dumps(key)}: ")
@@ -214,8 +225,10 @@ class _Reader:
         return BenchSummary(**summary) if summary is not None else None
 
     def _errors(self) -> list[ErrorRecord]:
-        return [ErrorRecord(line=line, kind=kind, message=message)
-                for line, kind, message in self.errors.finish()]
+        return [
+            ErrorRecord(line=line, kind=kind, message=message)
+            for line, kind, message in self.errors.finish()
+        ]
 
 
 # Records with the same keys share one set of "fields set": pydantic-core gives every instance

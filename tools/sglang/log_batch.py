@@ -46,10 +46,15 @@ _FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\d+[eE][-+]?
 _TWO_DECIMALS = re.compile(r"\.\d{2,}(?:[eE][-+]?\d+)?$")
 
 _ALIASES = {
-    "npu_graph": "cuda_graph", "cpu_graph": "cuda_graph", "xpu_graph": "cuda_graph",
-    "hpu_graph": "cuda_graph", "musa_graph": "cuda_graph",
-    "accept_length": "accept_len", "avg_accept_len": "accept_len",
-    "est_decode_tflops_s": "est_tflops", "est_decode_tflops": "est_tflops",
+    "npu_graph": "cuda_graph",
+    "cpu_graph": "cuda_graph",
+    "xpu_graph": "cuda_graph",
+    "hpu_graph": "cuda_graph",
+    "musa_graph": "cuda_graph",
+    "accept_length": "accept_len",
+    "avg_accept_len": "accept_len",
+    "est_decode_tflops_s": "est_tflops",
+    "est_decode_tflops": "est_tflops",
 }
 INT_FIELDS = frozenset(
     {"running_req", "queue_req", "new_seq", "new_token", "cached_token", "token"}
@@ -63,8 +68,17 @@ SCHEMA_FIELDS = INT_FIELDS | TWO_DECIMAL_FIELDS | BOOL_FIELDS
 # What a whole line ends with in any release (`#queue-req`, prefill's throughput or graph flag,
 # the optional metric suffixes). A count or unknown value ending a line under another key is
 # where the line was cut: `#token: 625` may have been `#token: 62531`.
-_LINE_END_FIELDS = frozenset({"queue_req", "input_throughput", "cuda_graph", "gen_throughput",
-                              "est_tflops", "fwd_occupancy", "fwd_idle_occupancy"})
+_LINE_END_FIELDS = frozenset(
+    {
+        "queue_req",
+        "input_throughput",
+        "cuda_graph",
+        "gen_throughput",
+        "est_tflops",
+        "fwd_occupancy",
+        "fwd_idle_occupancy",
+    }
+)
 _PERCENT_FIELDS = frozenset({"cache_hit_rate", "fwd_occupancy", "fwd_idle_occupancy"})
 _RESERVED = frozenset({"line", "time", "tp_rank", "dp_rank", "kind"})
 
@@ -202,18 +216,19 @@ def _stamp_and_ranks(prefix: str, outer_stamp: str | None) -> tuple[str | None, 
     return (stamp.group(0) if stamp else outer_stamp), ranks
 
 
-def parse_batch_line(body: str,
-                     outer_stamp: str | None = None) -> tuple[str, dict[str, Any]] | None:
+def parse_batch_line(
+    body: str, outer_stamp: str | None = None
+) -> tuple[str, dict[str, Any]] | None:
     """("decode" | "prefill", fields) for a scheduler batch line, None for anything else.
 
     `outer_stamp` is a transport's time (docker -t, journald), used when SGLang printed none."""
     m = BATCH.search(body)
     if m is None:
         return None
-    fields = parse_pairs(body[m.end():])
-    if not _looks_like_record(body[:m.start()], fields):
+    fields = parse_pairs(body[m.end() :])
+    if not _looks_like_record(body[: m.start()], fields):
         return None  # prose that mentions "Decode batch", or a source line in a traceback
-    time, ranks = _stamp_and_ranks(body[:m.start()], outer_stamp)
+    time, ranks = _stamp_and_ranks(body[: m.start()], outer_stamp)
     record: dict[str, Any] = {**fields, "time": time, "tp_rank": None, "dp_rank": None}
     for name, rank in ranks.items():
         record[name] = rank

@@ -72,5 +72,5 @@ def unwrap(line: str) -> Wrapped | None:
     if len(head) > 20 and head[4] == "-" and head[10] == "T":
         m = _CRI.match(line)
         if m:
-            return Wrapped(line[m.end():], m.group(1), m.group(2) == "F")
+            return Wrapped(line[m.end() :], m.group(1), m.group(2) == "F")
     return None

@@ -25,9 +25,23 @@ _MAX_SOURCES = 64  # sources whose last line (or last headerless frame) is remem
 
 # Substrings one of which every line the scanner reports contains: `in` tests are several times
 # faster than one regex alternation, and most lines of a log fail them all.
-_PREFILTER = ("Traceback", "rror", "RROR", "NCCL", "nccl", "out of memory", "xception",
-              "CRITICAL", "FATAL", "Fatal", "sigquit", "fault", "is dead", "failed",
-              "OUT_OF_MEMORY")
+_PREFILTER = (
+    "Traceback",
+    "rror",
+    "RROR",
+    "NCCL",
+    "nccl",
+    "out of memory",
+    "xception",
+    "CRITICAL",
+    "FATAL",
+    "Fatal",
+    "sigquit",
+    "fault",
+    "is dead",
+    "failed",
+    "OUT_OF_MEMORY",
+)
 _NCCL = re.compile(
     r"NCCL [Ee]rror|NCCL WARN|\bnccl[A-Z]\w*Error\b|Watchdog caught collective operation timeout"
     r"|NCCL communicator was aborted|NCCL timeout"
@@ -79,7 +93,7 @@ class _Traceback:
 
     def dedented(self, message: str) -> str:
         """The line as the traceback printed it, the paste's indentation removed."""
-        return message[len(self.indent):] if message.startswith(self.indent) else message
+        return message[len(self.indent) :] if message.startswith(self.indent) else message
 
 
 def _may_report(body: str) -> bool:
@@ -112,9 +126,7 @@ def classify(message: str) -> str | None:
 
 def is_exception_line(message: str) -> bool:
     """`RuntimeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt` at column 0."""
-    return bool(message) and not message[0].isspace() and bool(
-        _EXCEPTION_LINE.match(message[:300])
-    )
+    return bool(message) and not message[0].isspace() and bool(_EXCEPTION_LINE.match(message[:300]))
 
 
 class ErrorScanner:
@@ -190,9 +202,15 @@ class ErrorScanner:
                 self._close(tb)
         if len(stream) >= _MAX_OPEN:
             self._close(stream.pop(0))
-        indent = message[:len(message) - len(message.lstrip())]
-        stream.append(_Traceback(number, tags, _clip(message),
-                                 indent=indent if message.lstrip().startswith(_HEADER) else ""))
+        indent = message[: len(message) - len(message.lstrip())]
+        stream.append(
+            _Traceback(
+                number,
+                tags,
+                _clip(message),
+                indent=indent if message.lstrip().startswith(_HEADER) else "",
+            )
+        )
 
     def _continue(self, stream: list[_Traceback], line: _Line) -> bool:
         """True when the line belongs to an open traceback of this source."""
@@ -218,9 +236,14 @@ class ErrorScanner:
             waiting[0].absorbed = 0
             waiting[0].chained = False
             return True
-        if (not waiting and not line.stamped and latest.absorbed < _ABSORB_LIMIT
-                and not latest.chained and "NCCL WARN" not in message
-                and (line.contiguous or classify(message) is None)):
+        if (
+            not waiting
+            and not line.stamped
+            and latest.absorbed < _ABSORB_LIMIT
+            and not latest.chained
+            and "NCCL WARN" not in message
+            and (line.contiguous or classify(message) is None)
+        ):
             # The rest of a multi-line exception message, right below it (torch's NCCL errors go
             # on with `ncclSystemError: ...`, `Last error:`); NCCL's own WARN lines and error
             # lines after a gap are records of their own.

@@ -75,7 +75,7 @@ def text_lines(text: str) -> Iterator[str]:
         text = text[1:]
     start = 0
     for m in _NEWLINE.finditer(text):
-        yield text[start:m.start()]
+        yield text[start : m.start()]
         start = m.end()
     yield text[start:]
 
@@ -108,9 +108,15 @@ def strip_transport(line: str) -> tuple[str, str, str | None]:
         if stamp:
             outer_stamp = outer_stamp or stamp
         if not (m.group("iso") or m.group("lineno") or m.group("quote")):  # not a sender
-            source.append(m.group("docker") or m.group("ray") or m.group("rank") or m.group("pod")
-                          or m.group("unit") or "")
-        line = line[m.end():]
+            source.append(
+                m.group("docker")
+                or m.group("ray")
+                or m.group("rank")
+                or m.group("pod")
+                or m.group("unit")
+                or ""
+            )
+        line = line[m.end() :]
     return line, "|".join(source), outer_stamp
 
 
@@ -170,7 +176,7 @@ def sglang_message(body: str) -> tuple[str | None, str, str]:
     m = SGLANG_BRACKET.match(body)
     if m is None:
         return None, "", body
-    message = body[m.end():]
+    message = body[m.end() :]
     if message.startswith(" "):  # the format puts exactly one space after `]`
         message = message[1:]
     return m.group("ts"), m.group("tags").strip(), message

@@ -31,9 +31,9 @@ class _DumpReader:
         self.index = index
         self.call = m.group(2) is not None
         # A paste that indents the whole log indents the wrapped lines alike: not the dump's.
-        self.indent = body[:len(body) - len(body.lstrip())]
+        self.indent = body[: len(body) - len(body.lstrip())]
         self.scanner = ReprScanner(")" if self.call else "}")
-        self.scanner.feed(body[m.end():])
+        self.scanner.feed(body[m.end() :])
         self.follows = 0
 
     @property
@@ -47,7 +47,7 @@ class _DumpReader:
             return False
         self.follows += 1
         if self.indent and body.startswith(self.indent):
-            body = body[len(self.indent):]
+            body = body[len(self.indent) :]
         self.scanner.feed(body)  # a hard wrap splits anywhere, even mid-token: join as is
         return True
 
@@ -84,8 +84,7 @@ class ServerArgsFinder:
     @property
     def settled(self) -> bool:
         """No later line can change the result."""
-        return self.complete is not None and not any(
-            r.index < self.complete[0] for r in self.open)
+        return self.complete is not None and not any(r.index < self.complete[0] for r in self.open)
 
     def feed(self, index: int, body: str) -> None:
         if self.complete is not None and self.settled:
@@ -106,7 +105,7 @@ class ServerArgsFinder:
 
     def _start(self, index: int, body: str) -> bool:
         m = _START.search(body)
-        if m is None or not _is_log_record(body[:m.start()]):
+        if m is None or not _is_log_record(body[: m.start()]):
             return False
         self.attempts += 1
         if self.attempts > _MAX_DUMPS:

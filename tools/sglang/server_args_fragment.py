@@ -91,7 +91,8 @@ def _repr_like(value: str) -> bool:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         # `torch.bfloat16`, `device(type='cuda')`, `nan`: reprs that are no literals
         return isinstance(node, ast.Attribute | ast.Call) or (
-            isinstance(node, ast.Name) and node.id in ("nan", "inf"))
+            isinstance(node, ast.Name) and node.id in ("nan", "inf")
+        )
     return True
 
 
@@ -110,7 +111,7 @@ def _scan(text: str, call: bool) -> tuple[ReprScanner, int]:
     """The scan of `text` (stopped once it holds more items than a dump) and where it ended."""
     scanner = ReprScanner(")" if call else "}", stray_ends=True)
     for at in range(0, len(text), _CHUNK):
-        chunk = text[at:at + _CHUNK]
+        chunk = text[at : at + _CHUNK]
         scanner.feed(chunk)
         if scanner.closed or len(scanner.items) > _MAX_ITEMS:
             end = at + len(chunk) - len(scanner.rest)
@@ -127,8 +128,9 @@ def _nested(scanner: ReprScanner) -> bool:
 class _Fragment:
     """A piece being read: its scanner, aligned on an item, goes on over wrapped lines."""
 
-    def __init__(self, call: bool, scanner: ReprScanner, starts_cut: bool,
-                 indent: str = "") -> None:
+    def __init__(
+        self, call: bool, scanner: ReprScanner, starts_cut: bool, indent: str = ""
+    ) -> None:
         self.call = call
         self.scanner = scanner
         self.starts_cut = starts_cut  # the first item may be the tail of a longer one
@@ -138,15 +140,16 @@ class _Fragment:
 
     @property
     def done(self) -> bool:
-        return (self.scanner.closed or self.lines >= _MAX_LINES
-                or len(self.scanner.items) > _MAX_ITEMS)
+        return (
+            self.scanner.closed or self.lines >= _MAX_LINES or len(self.scanner.items) > _MAX_ITEMS
+        )
 
     def feed(self, body: str) -> bool:
         """Whether the line goes on with well-formed items (taken then)."""
         if self.chars + len(body) > _MAX_CHARS:
             return False
         if self.indent and body.startswith(self.indent):
-            body = body[len(self.indent):]
+            body = body[len(self.indent) :]
         self.chars += len(body)
         scanner = self.scanner
         mark = scanner.mark()
@@ -168,7 +171,8 @@ class _Fragment:
         keys = {key for key, _ in pairs}
         last = split_item(tail, self.call) if tail.strip() else None
         if len(keys & KNOWN_FIELDS) < _MIN_KNOWN or BENCH_FIELDS.intersection(
-                keys | {last[0] if last else ""}):
+            keys | {last[0] if last else ""}
+        ):
             return None
         if sum(_repr_like(value) for _, value in pairs) < _MIN_REPR_SHARE * len(pairs):
             return None
@@ -193,7 +197,7 @@ def _start(body: str) -> _Fragment | None:
             continue
         # A few items first: a wrong start shows within them, and reading the whole of a long
         # line from each start would cost starts x length.
-        text = body[start:start + _WINDOW]
+        text = body[start : start + _WINDOW]
         scanner, end = _scan(text, call)
         if not _nested(scanner) and all(_aligned(item, call) for item in scanner.items):
             if len(text) < len(body) - start:
@@ -204,8 +208,12 @@ def _start(body: str) -> _Fragment | None:
             if not _nested(scanner) and all(_aligned(item, call) for item in scanner.items):
                 if _opens_repr(body[:start]):
                     return None  # `Namespace(backend=...`: another repr's start, not a piece
-                return _Fragment(call, scanner, starts_cut=not body[:start].strip(),
-                                 indent=body[:len(body) - len(body.lstrip())])
+                return _Fragment(
+                    call,
+                    scanner,
+                    starts_cut=not body[:start].strip(),
+                    indent=body[: len(body) - len(body.lstrip())],
+                )
         if _nested(scanner):  # it started inside a nested value: go on past its closer
             floor = start + end
     return None
@@ -253,8 +261,11 @@ class FragmentFinder:
         self.run.append(body)
         self.run_chars += len(body)
         if itemish:
-            self.known.update(m.group(1) for pattern in (_CALL_ITEM, _DICT_ITEM)
-                              for m in pattern.finditer(body, 0, _MAX_CHARS))
+            self.known.update(
+                m.group(1)
+                for pattern in (_CALL_ITEM, _DICT_ITEM)
+                for m in pattern.finditer(body, 0, _MAX_CHARS)
+            )
             self.known &= KNOWN_FIELDS
         if len(self.run) >= _MAX_LINES or self.run_chars >= _MAX_CHARS:
             self.interrupt()

@@ -59,7 +59,7 @@ class ReprScanner:
                 self._take(chunk[start:i])
                 self._end_item()
                 self.closed = True
-                self.stray, self.rest = ch, chunk[i + 1:]
+                self.stray, self.rest = ch, chunk[i + 1 :]
                 return
             elif not self.stack and ch == ",":
                 self._take(chunk[start:i])
@@ -70,12 +70,30 @@ class ReprScanner:
 
     def mark(self) -> tuple[Any, ...]:
         """The state to go back to if the next chunk turns out not to belong to the repr."""
-        return (len(self.items), list(self.current), len(self.inner), list(self.stack),
-                self.quote, self.escape, self.closed, self.stray, self.rest)
+        return (
+            len(self.items),
+            list(self.current),
+            len(self.inner),
+            list(self.stack),
+            self.quote,
+            self.escape,
+            self.closed,
+            self.stray,
+            self.rest,
+        )
 
     def rollback(self, mark: tuple[Any, ...]) -> None:
-        items, current, inner, stack, self.quote, self.escape, self.closed, self.stray, \
-            self.rest = mark
+        (
+            items,
+            current,
+            inner,
+            stack,
+            self.quote,
+            self.escape,
+            self.closed,
+            self.stray,
+            self.rest,
+        ) = mark
         del self.items[items:]
         del self.inner[inner:]
         self.current, self.stack = current, stack
@@ -119,16 +137,21 @@ def _node_to_json(node: ast.expr) -> Any:
         pass
     if isinstance(node, ast.Name) and node.id in ("nan", "inf"):
         return None  # repr() of a non-finite float: JSON has no such number
-    if (isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Name)
-            and node.operand.id == "inf"):
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.operand, ast.Name)
+        and node.operand.id == "inf"
+    ):
         return None
     if isinstance(node, ast.Call) and not node.args and all(k.arg for k in node.keywords):
         return {k.arg: _node_to_json(k.value) for k in node.keywords}
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [_node_to_json(e) for e in node.elts]
     if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
-        return {str(_node_to_json(k)): _node_to_json(v) for k, v in zip(node.keys, node.values,
-                                                                         strict=True)}
+        return {
+            str(_node_to_json(k)): _node_to_json(v)
+            for k, v in zip(node.keys, node.values, strict=True)
+        }
     return ast.unparse(node)
 
 
@@ -149,7 +172,7 @@ def split_item(item: str, call: bool) -> tuple[str, str] | None:
     if m is None:
         return None
     key = m.group(1) if call else (m.group(1) if m.group(1) is not None else m.group(2))
-    return key, item[m.end():]
+    return key, item[m.end() :]
 
 
 def whole_repr(inner: str, call: bool) -> dict[str, Any] | None:

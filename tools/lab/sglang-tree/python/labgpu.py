@@ -20,8 +20,11 @@ import random
 import time
 
 _MEMORY_GB = {"sm90": 80.0, "sm100": 180.0, "sm120": 96.0}
-_NAMES = {"sm90": "NVIDIA H100 80GB HBM3", "sm100": "NVIDIA B200",
-          "sm120": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+_NAMES = {
+    "sm90": "NVIDIA H100 80GB HBM3",
+    "sm100": "NVIDIA B200",
+    "sm120": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+}
 
 
 class LabConfigError(ValueError):
