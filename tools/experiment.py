@@ -108,6 +108,11 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     return _State(hunks=hunks, env=env, command=command, flags=flags, extra_args=spec.args)
 
 
+# Each launch's name (its folder and number) reaches the server: a simulated target can seed its
+# noise with it, so that an investigation replays launch for launch (the lab does).
+LAUNCH_ENV = "DEBUG_AGENT_LAUNCH"
+
+
 def run_experiment(
     config: TargetConfig,
     config_dir: Path,
@@ -198,7 +203,7 @@ def _run(
                         cwd,
                         log,
                         transform_argv=state.argv,
-                        launch_env=env,
+                        launch_env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
                         command=state.command,
                         requests=samples,
                         before_stop=_trace_waiter(node) if trace else None,

@@ -62,7 +62,7 @@ def _env_entry(change: EnvChange) -> TruthEntry:
 def build_random(dest: Path, seed: int, noise: float | None) -> tuple[Truth, Path, int]:
     scenario = draw_scenario(seed)
     culprits, decoys = hunk_truth(build_repo(dest, scenario.changes), scenario.changes)
-    base_env = lab_env(noise)
+    base_env = {**lab_env(noise), "SGLANG_LAB_SEED": str(seed)}  # a scenario replays exactly
     bad_env = {**base_env, **{e.name: e.value for e in scenario.env}}
     config = write_target_config(
         dest,
