@@ -16,7 +16,7 @@ import pytest
 from tools.lab.changes import Change
 from tools.lab.create import create_lab
 
-pytest_plugins = ["tests.sshd"]  # the real sshd fixtures, for the SSH tests
+pytest_plugins = ["tests.node.sshd"]  # the real sshd fixtures, for the SSH tests
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -147,3 +147,14 @@ def make_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     sh(repo, "git", "commit", "-qm", "good")
     sh(repo, "git", "tag", "good")
     return repo
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    """A clear one-line error (`error: ...`), a non-zero exit and no traceback."""
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]

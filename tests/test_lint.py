@@ -1,15 +1,30 @@
-"""The code stays ruff clean (the rules are in pyproject.toml)."""
+"""The code stays ruff clean, ruff-formatted and mypy clean (the settings are in pyproject.toml)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
 
-def test_ruff_clean() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", str(REPO_ROOT)], capture_output=True, text=True
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], capture_output=True, text=True, cwd=REPO_ROOT
     )
+
+
+def test_ruff_clean() -> None:
+    done = _run("ruff", "check", str(REPO_ROOT))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_ruff_format_owns_the_layout() -> None:
+    done = _run("ruff", "format", "--check", "agent", "tools", "tests")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_clean(tmp_path: Path) -> None:
+    done = _run("mypy", "--cache-dir", str(tmp_path / "mypy-cache"), "agent", "tools")
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]

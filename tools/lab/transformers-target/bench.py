@@ -15,12 +15,10 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=32)
     args = parser.parse_args()
     for i in range(args.requests + 1):
-        body = json.dumps(
-            {"prompt_len": args.prompt_len, "new_tokens": args.new_tokens, "seed": i}
-        ).encode()
-        request = urllib.request.Request(
-            args.url + "/generate", data=body, headers={"Content-Type": "application/json"}
-        )
+        body = json.dumps({"prompt_len": args.prompt_len, "new_tokens": args.new_tokens,
+                           "seed": i}).encode()
+        request = urllib.request.Request(args.url + "/generate", data=body,
+                                         headers={"Content-Type": "application/json"})
         with urllib.request.urlopen(request, timeout=600) as reply:
             result = json.loads(reply.read())
         if i:  # the first one warms up

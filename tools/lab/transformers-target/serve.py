@@ -24,21 +24,14 @@ SIZES = {  # (hidden, layers, intermediate, heads) of target and draft, vocabula
 }
 
 
-def build(
-    shape: tuple[int, int, int, int], vocab: int, seed: int, device: str, dtype: torch.dtype
-) -> LlamaForCausalLM:
+def build(shape: tuple[int, int, int, int], vocab: int, seed: int, device: str,
+          dtype: torch.dtype) -> LlamaForCausalLM:
     hidden, layers, inter, heads = shape
     torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=hidden,
-        intermediate_size=inter,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        max_position_embeddings=4096,
-        attn_implementation="sdpa",
-    )
+    config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=inter,
+                         num_hidden_layers=layers, num_attention_heads=heads,
+                         num_key_value_heads=heads, max_position_embeddings=4096,
+                         attn_implementation="sdpa")
     with torch.device(device):  # random init where it runs: seconds, not a minute, on a GPU
         return LlamaForCausalLM(config).to(dtype=dtype).eval()
 
@@ -60,20 +53,14 @@ class Generator:
             torch.cuda.synchronize()
 
     def generate(self, prompt_len: int, new_tokens: int, seed: int) -> dict:
-        ids = torch.randint(
-            0, self.vocab, (1, prompt_len), generator=torch.Generator().manual_seed(seed)
-        ).to(self.device)
+        ids = torch.randint(0, self.vocab, (1, prompt_len),
+                            generator=torch.Generator().manual_seed(seed)).to(self.device)
         self.sync()
         start = time.perf_counter()
         with torch.no_grad():
-            out = self.target.generate(
-                ids,
-                attention_mask=torch.ones_like(ids),
-                assistant_model=self.draft,
-                max_new_tokens=new_tokens,
-                min_new_tokens=new_tokens,
-                do_sample=False,
-            )
+            out = self.target.generate(ids, attention_mask=torch.ones_like(ids),
+                                       assistant_model=self.draft, max_new_tokens=new_tokens,
+                                       min_new_tokens=new_tokens, do_sample=False)
         self.sync()
         elapsed = time.perf_counter() - start
         made = out.shape[1] - prompt_len
@@ -83,11 +70,8 @@ class Generator:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument(
-        "--size",
-        choices=sorted(SIZES),
-        default=os.environ.get("LAB_SIZE", "gpu" if torch.cuda.is_available() else "cpu"),
-    )
+    parser.add_argument("--size", choices=sorted(SIZES), default=os.environ.get(
+        "LAB_SIZE", "gpu" if torch.cuda.is_available() else "cpu"))
     args = parser.parse_args()
     print(f"transformers {transformers.__version__} from {transformers.__file__}", flush=True)
     generator = Generator(args.size)
@@ -103,14 +87,9 @@ def main() -> None:
                 self._reply(404, {"error": "unknown path"})
                 return
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            self._reply(
-                200,
-                generator.generate(
-                    int(body.get("prompt_len", 192)),
-                    int(body.get("new_tokens", 32)),
-                    int(body.get("seed", 0)),
-                ),
-            )
+            self._reply(200, generator.generate(int(body.get("prompt_len", 192)),
+                                                int(body.get("new_tokens", 32)),
+                                                int(body.get("seed", 0))))
 
         def _reply(self, code: int, payload: dict) -> None:
             data = json.dumps(payload).encode()

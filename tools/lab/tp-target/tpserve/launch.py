@@ -39,17 +39,10 @@ def parse_args() -> dict:
         import torch
 
         backend = "nccl" if torch.cuda.device_count() >= a.tp else "gloo"
-    return {
-        "tp_size": a.tp,
-        "port": a.port,
-        "attention_backend": a.attention_backend,
-        "dist_backend": backend,
-        "hidden_size": a.hidden_size,
-        "num_heads": a.num_heads,
-        "num_layers": a.num_layers,
-        "vocab_size": a.vocab_size,
-        "spec_tokens": a.spec_tokens,
-    }
+    return {"tp_size": a.tp, "port": a.port, "attention_backend": a.attention_backend,
+            "dist_backend": backend, "hidden_size": a.hidden_size, "num_heads": a.num_heads,
+            "num_layers": a.num_layers, "vocab_size": a.vocab_size,
+            "spec_tokens": a.spec_tokens}
 
 
 def main() -> None:
@@ -62,10 +55,8 @@ def main() -> None:
     ctx = mp.get_context("spawn")
     inboxes = [ctx.Queue() for _ in range(args["tp_size"])]
     outbox = ctx.Queue()
-    ranks = [
-        ctx.Process(target=worker.run, args=(r, args, inboxes[r], outbox), daemon=True)
-        for r in range(args["tp_size"])
-    ]
+    ranks = [ctx.Process(target=worker.run, args=(r, args, inboxes[r], outbox), daemon=True)
+             for r in range(args["tp_size"])]
     for p in ranks:
         p.start()
     if outbox.get(timeout=600)[0] != "ready":
@@ -77,11 +68,8 @@ def main() -> None:
 
         def do_GET(self) -> None:
             if self.path in ("/health", "/model_info"):
-                self._send(
-                    200,
-                    "application/json",
-                    json.dumps({"model_path": "tp-lab", "tp_size": args["tp_size"]}).encode(),
-                )
+                self._send(200, "application/json", json.dumps(
+                    {"model_path": "tp-lab", "tp_size": args["tp_size"]}).encode())
             else:
                 self._send(404, "application/json", b"{}")
 
@@ -95,27 +83,18 @@ def main() -> None:
                 inbox.put((prompt, max_new))
             event, first = outbox.get()
             event, (tokens, cycles, end) = outbox.get()
-            meta = {
-                "prompt_tokens": len(prompt),
-                "completion_tokens": len(tokens),
-                "e2e_latency": end - start,
-                "spec_verify_ct": cycles,
-                "spec_accept_length": len(tokens) / max(cycles, 1),
-            }
+            meta = {"prompt_tokens": len(prompt), "completion_tokens": len(tokens),
+                    "e2e_latency": end - start, "spec_verify_ct": cycles,
+                    "spec_accept_length": len(tokens) / max(cycles, 1)}
             first_meta = {**meta, "completion_tokens": 1, "e2e_latency": first - start}
             if body.get("stream"):
-                chunks = [
-                    {"text": "", "meta_info": first_meta},
-                    {"text": " ".join(map(str, tokens)), "meta_info": meta},
-                ]
+                chunks = [{"text": "", "meta_info": first_meta},
+                          {"text": " ".join(map(str, tokens)), "meta_info": meta}]
                 data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
                 self._send(200, "text/event-stream", data + b"data: [DONE]\n\n")
             else:
-                self._send(
-                    200,
-                    "application/json",
-                    json.dumps({"text": " ".join(map(str, tokens)), "meta_info": meta}).encode(),
-                )
+                self._send(200, "application/json", json.dumps(
+                    {"text": " ".join(map(str, tokens)), "meta_info": meta}).encode())
 
         def _send(self, code: int, kind: str, data: bytes) -> None:
             self.send_response(code)
@@ -127,10 +106,8 @@ def main() -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-    print(
-        f"The server is fired up and ready to roll! (tp={args['tp_size']}, {args['dist_backend']})",
-        flush=True,
-    )
+    print(f"The server is fired up and ready to roll! (tp={args['tp_size']}, "
+          f"{args['dist_backend']})", flush=True)
     HTTPServer(("127.0.0.1", args["port"]), Handler).serve_forever()
 
 

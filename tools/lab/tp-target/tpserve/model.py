@@ -14,17 +14,8 @@ from tpserve.comm import all_reduce
 
 
 class Shard(nn.Module):
-    def __init__(
-        self,
-        hidden: int,
-        heads: int,
-        inter: int,
-        layers: int,
-        vocab: int,
-        rank: int,
-        world: int,
-        attention,
-    ) -> None:
+    def __init__(self, hidden: int, heads: int, inter: int, layers: int, vocab: int,
+                 rank: int, world: int, attention) -> None:
         super().__init__()
         gen = torch.Generator().manual_seed(0)  # same full weights on every rank
 
@@ -33,26 +24,18 @@ class Shard(nn.Module):
 
         self.heads, self.dim = heads // world, hidden // heads
         self.attention = attention
-        self.embed = full(vocab, hidden) * hidden**0.5
+        self.embed = full(vocab, hidden) * hidden ** 0.5
         self.head = full(vocab, hidden)
         h0, h1 = rank * self.heads * self.dim, (rank + 1) * self.heads * self.dim
         i0, i1 = rank * inter // world, (rank + 1) * inter // world
         self.layers = []
         for _ in range(layers):
-            qkv, out, up, down = (
-                full(3 * hidden, hidden),
-                full(hidden, hidden),
-                full(inter, hidden),
-                full(hidden, inter),
-            )
-            self.layers.append(
-                {
-                    "qkv": torch.cat([qkv[j * hidden + h0 : j * hidden + h1] for j in range(3)]),
-                    "out": out[:, h0:h1].contiguous(),
-                    "up": up[i0:i1].contiguous(),
-                    "down": down[:, i0:i1].contiguous(),
-                }
-            )
+            qkv, out, up, down = full(3 * hidden, hidden), full(hidden, hidden), full(
+                inter, hidden), full(hidden, inter)
+            self.layers.append({
+                "qkv": torch.cat([qkv[j * hidden + h0: j * hidden + h1] for j in range(3)]),
+                "out": out[:, h0:h1].contiguous(), "up": up[i0:i1].contiguous(),
+                "down": down[:, i0:i1].contiguous()})
         self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
 
     def to_device(self, device: torch.device) -> Shard:

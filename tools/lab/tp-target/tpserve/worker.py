@@ -22,14 +22,13 @@ def propose(seq: list[int], k: int) -> list[int]:
     last = seq[-1]
     for i in range(len(seq) - 2, -1, -1):
         if seq[i] == last:
-            follow = seq[i + 1 : i + 1 + k]
+            follow = seq[i + 1: i + 1 + k]
             return follow + [follow[-1]] * (k - len(follow))
     return [last] * k
 
 
-def generate(
-    model: Shard, prompt: list[int], max_new: int, k: int, device: torch.device, report=None
-) -> tuple[list[int], int]:
+def generate(model: Shard, prompt: list[int], max_new: int, k: int, device: torch.device,
+             report=None) -> tuple[list[int], int]:
     model.reset()
     seq = list(prompt)
     logits = model.forward(torch.tensor(prompt, device=device))
@@ -48,7 +47,7 @@ def generate(
         cached += 1 + accepted
         model.truncate(cached)
         cycles += 1
-    return seq[len(prompt) :][:max_new], cycles
+    return seq[len(prompt):][:max_new], cycles
 
 
 def run(rank: int, args: dict, inbox, outbox) -> None:
@@ -61,22 +60,11 @@ def run(rank: int, args: dict, inbox, outbox) -> None:
         torch.set_num_threads(1)
         if hasattr(os, "sched_setaffinity"):  # one core per rank: steadier collectives
             os.sched_setaffinity(0, {rank % (os.cpu_count() or 1)})
-    dist.init_process_group(
-        backend,
-        rank=rank,
-        world_size=args["tp_size"],
-        init_method=f"tcp://127.0.0.1:{os.environ['TP_MASTER_PORT']}",
-    )
-    model = Shard(
-        args["hidden_size"],
-        args["num_heads"],
-        4 * args["hidden_size"],
-        args["num_layers"],
-        args["vocab_size"],
-        rank,
-        args["tp_size"],
-        get_backend(args["attention_backend"]),
-    ).to_device(device)
+    dist.init_process_group(backend, rank=rank, world_size=args["tp_size"],
+                            init_method=f"tcp://127.0.0.1:{os.environ['TP_MASTER_PORT']}")
+    model = Shard(args["hidden_size"], args["num_heads"], 4 * args["hidden_size"],
+                  args["num_layers"], args["vocab_size"], rank, args["tp_size"],
+                  get_backend(args["attention_backend"])).to_device(device)
     generate(model, list(range(16)), 8, args["spec_tokens"], device)  # warm-up
     if rank == 0:
         outbox.put(("ready", None))

@@ -12,12 +12,7 @@ from sglang.srt.utils import is_sm90_supported, is_sm100_supported, is_sm120_sup
 logger = logging.getLogger(__name__)
 
 ATTENTION_BACKEND_CHOICES = [
-    "triton",
-    "flashinfer",
-    "fa3",
-    "flashmla",
-    "trtllm_mla",
-    "torch_native",
+    "triton", "flashinfer", "fa3", "flashmla", "trtllm_mla", "torch_native",
 ]
 SPECULATIVE_ALGORITHMS = ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE"]
 
@@ -131,11 +126,8 @@ def _flag(name: str) -> str:
 
 def prepare_server_args(argv: list[str]) -> ServerArgs:
     parser = argparse.ArgumentParser(prog="python -m sglang.launch_server")
-    aliases = {
-        "model_path": ["--model"],
-        "tp_size": ["--tensor-parallel-size"],
-        "speculative_draft_model_path": ["--speculative-draft-model"],
-    }
+    aliases = {"model_path": ["--model"], "tp_size": ["--tensor-parallel-size"],
+               "speculative_draft_model_path": ["--speculative-draft-model"]}
     for field in dataclasses.fields(ServerArgs):
         flags = [_flag(field.name), *aliases.get(field.name, [])]
         if field.type == "bool":
@@ -149,7 +141,6 @@ def prepare_server_args(argv: list[str]) -> ServerArgs:
                 choices = ATTENTION_BACKEND_CHOICES
             elif field.name == "speculative_algorithm":
                 choices = SPECULATIVE_ALGORITHMS
-            parser.add_argument(
-                *flags, dest=field.name, type=kind, choices=choices, default=field.default
-            )
+            parser.add_argument(*flags, dest=field.name, type=kind, choices=choices,
+                                default=field.default)
     return ServerArgs(**vars(parser.parse_args(argv)))

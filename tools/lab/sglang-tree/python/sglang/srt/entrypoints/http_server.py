@@ -19,19 +19,8 @@ from sglang.srt.configs.model_config import get_model_config
 
 logger = logging.getLogger(__name__)
 
-_WORDS = (
-    "the",
-    "of",
-    "verify",
-    "draft",
-    "token",
-    "cache",
-    "rank",
-    "graph",
-    "batch",
-    "kernel",
-    "layer",
-)
+_WORDS = ("the", "of", "verify", "draft", "token", "cache", "rank", "graph", "batch", "kernel",
+          "layer")
 
 
 class TokenizerManager:
@@ -104,14 +93,8 @@ class Handler(BaseHTTPRequestHandler):
     def log_request(self, code="-", size="-") -> None:
         code = int(code) if str(code).isdigit() else 0
         phrase = HTTPStatus(code).phrase if code else ""
-        logger.info(
-            'INFO:     %s:%d - "%s" %d %s',
-            self.client_address[0],
-            self.client_address[1],
-            self.requestline,
-            code,
-            phrase,
-        )
+        logger.info('INFO:     %s:%d - "%s" %d %s', self.client_address[0],
+                    self.client_address[1], self.requestline, code, phrase)
 
     def log_message(self, format, *args) -> None:  # noqa: A002 - the stdlib's name
         pass
@@ -142,13 +125,8 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, app.model_info())
         elif route == "/v1/models":
             path = app.server_args.model_path
-            self._json(
-                200,
-                {
-                    "object": "list",
-                    "data": [{"id": path, "object": "model", "owned_by": "sglang", "root": path}],
-                },
-            )
+            self._json(200, {"object": "list", "data": [
+                {"id": path, "object": "model", "owned_by": "sglang", "root": path}]})
         elif route == "/flush_cache":
             self._send(200, b"Cache flushed.\n", "text/plain")
         else:
@@ -221,22 +199,15 @@ class Handler(BaseHTTPRequestHandler):
         outputs = self.app.tokenizer.generate(input_len, max_new, bool(body.get("stream")))
 
         def reply(text: str, meta: dict, finish: str | None) -> dict:
-            out = {
-                "id": cid,
-                "object": "text_completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
-                "usage": {
-                    "prompt_tokens": input_len,
-                    "completion_tokens": meta["completion_tokens"],
-                    "total_tokens": input_len + meta["completion_tokens"],
-                },
-            }
+            out = {"id": cid, "object": "text_completion", "created": int(time.time()),
+                   "model": model, "choices": [{"index": 0, "text": text, "logprobs": None,
+                                                "finish_reason": finish}],
+                   "usage": {"prompt_tokens": input_len,
+                             "completion_tokens": meta["completion_tokens"],
+                             "total_tokens": input_len + meta["completion_tokens"]}}
             if body.get("return_spec_tokens_details") and "spec_verify_ct" in meta:
-                out["sglext"] = {
-                    "spec_tokens_details": {k: v for k, v in meta.items() if k.startswith("spec_")}
-                }
+                out["sglext"] = {"spec_tokens_details": {
+                    k: v for k, v in meta.items() if k.startswith("spec_")}}
             return out
 
         if not body.get("stream"):
@@ -283,22 +254,15 @@ class App:
 
     def server_info(self) -> dict:
         info = dataclasses.asdict(self.server_args)
-        info.update(
-            version=sglang.__version__,
-            startup_time=self.start_time,
-            internal_states=[dict(self.tokenizer.internal_state)],
-        )
+        info.update(version=sglang.__version__, startup_time=self.start_time,
+                    internal_states=[dict(self.tokenizer.internal_state)])
         return info
 
     def model_info(self) -> dict:
         config = get_model_config(self.server_args.model_path)
-        return {
-            "model_path": self.server_args.model_path,
-            "tokenizer_path": self.server_args.tokenizer_path,
-            "is_generation": True,
-            "model_type": config.architecture.lower(),
-            "architectures": [config.architecture],
-        }
+        return {"model_path": self.server_args.model_path,
+                "tokenizer_path": self.server_args.tokenizer_path, "is_generation": True,
+                "model_type": config.architecture.lower(), "architectures": [config.architecture]}
 
     def warmup(self) -> None:
         for _ in self.tokenizer.generate(8, 8, False):
@@ -313,19 +277,14 @@ def serve(server_args, engine) -> None:
     try:
         httpd = ThreadingHTTPServer((server_args.host, server_args.port), Handler)
     except OSError as e:
-        raise OSError(
-            f"[Errno {e.errno}] error while attempting to bind on address "
-            f"({server_args.host!r}, {server_args.port}): {e.strerror}"
-        ) from None
+        raise OSError(f"[Errno {e.errno}] error while attempting to bind on address "
+                      f"({server_args.host!r}, {server_args.port}): {e.strerror}") from None
     httpd.daemon_threads = True
     logger.info("INFO:     Started server process [%d]", os.getpid())
     logger.info("INFO:     Waiting for application startup.")
     logger.info("INFO:     Application startup complete.")
-    logger.info(
-        "INFO:     Uvicorn running on http://%s:%d (Press CTRL+C to quit)",
-        server_args.host,
-        server_args.port,
-    )
+    logger.info("INFO:     Uvicorn running on http://%s:%d (Press CTRL+C to quit)",
+                server_args.host, server_args.port)
     threading.Thread(target=app.warmup, daemon=True, name="warmup").start()
     try:
         httpd.serve_forever(poll_interval=0.1)

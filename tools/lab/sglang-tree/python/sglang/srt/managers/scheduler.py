@@ -66,19 +66,16 @@ class Scheduler:
         self.tp_rank = tp_rank
         self.out_queue = out_queue
         self.clock = labgpu.Clock()
-        initialize_model_parallel(
-            server_args.tp_size, tp_rank, not server_args.disable_custom_all_reduce
-        )
-        self.runner = ModelRunner(
-            server_args, server_args.model_path, server_args.tp_size, self.clock
-        )
+        initialize_model_parallel(server_args.tp_size, tp_rank,
+                                  not server_args.disable_custom_all_reduce)
+        self.runner = ModelRunner(server_args, server_args.model_path, server_args.tp_size,
+                                  self.clock)
         self.spec_worker = None
         if server_args.speculative_algorithm is not None:
             from sglang.srt.speculative.eagle_worker import EAGLEWorker
 
-            self.spec_worker = EAGLEWorker(
-                server_args, self.runner, random.Random(self.clock.rng.random())
-            )
+            self.spec_worker = EAGLEWorker(server_args, self.runner,
+                                           random.Random(self.clock.rng.random()))
         self.runner.capture_cuda_graphs()
         self.max_total_num_tokens = int(labgpu.memory_gb() * 11000)
         self.max_running_requests = server_args.max_running_requests or 2048
@@ -94,13 +91,9 @@ class Scheduler:
         logger.info(
             "max_total_num_tokens=%d, chunked_prefill_size=%d, max_prefill_tokens=%d, "
             "max_running_requests=%d, context_len=%d, available_gpu_mem=%.2f GB",
-            self.max_total_num_tokens,
-            self.server_args.chunked_prefill_size,
-            self.server_args.max_prefill_tokens,
-            self.max_running_requests,
-            self.runner.model_config.context_len,
-            labgpu.memory_gb() * 0.12,
-        )
+            self.max_total_num_tokens, self.server_args.chunked_prefill_size,
+            self.server_args.max_prefill_tokens, self.max_running_requests,
+            self.runner.model_config.context_len, labgpu.memory_gb() * 0.12)
 
     def event_loop(self, req_queue) -> None:
         while True:
@@ -140,14 +133,8 @@ class Scheduler:
             "Prefill batch, #new-seq: %d, #new-token: %d, #cached-token: 0, token usage: %.2f, "
             "#running-req: %d, #queue-req: %d, #pending-token: 0, cuda graph: %s, "
             "input throughput (token/s): %.2f",
-            len(batch),
-            tokens,
-            self._token_usage(),
-            len(self.running),
-            len(self.waiting),
-            graph,
-            tokens / max(spent, 1e-9) * 1000.0,
-        )
+            len(batch), tokens, self._token_usage(), len(self.running), len(self.waiting),
+            graph, tokens / max(spent, 1e-9) * 1000.0)
         self.running.extend(batch)
         self._advance(batch, [1] * len(batch))
 
@@ -197,33 +184,19 @@ class Scheduler:
         if self.spec_worker is not None:
             accept_len = self._log_tokens / max(1, self._log_verify)
             proposed = self._log_verify * (self.spec_worker.num_draft_tokens - 1)
-            spec = (
-                f"accept len: {accept_len:.2f}, "
-                f"accept rate: {self._log_correct / max(1, proposed):.2f}, "
-            )
+            spec = (f"accept len: {accept_len:.2f}, "
+                    f"accept rate: {self._log_correct / max(1, proposed):.2f}, ")
         tokens = sum(r.input_len + r.output_len for r in self.running)
         logger.info(
             "Decode batch, #running-req: %d, #token: %d, token usage: %.2f, %scuda graph: %s, "
             "gen throughput (token/s): %.2f, #queue-req: %d",
-            len(self.running),
-            tokens,
-            self._token_usage(),
-            spec,
-            graph,
-            throughput,
-            len(self.waiting),
-        )
-        self.out_queue.put(
-            (
-                "stats",
-                {
-                    "last_gen_throughput": throughput,
-                    "avg_spec_accept_length": self._log_tokens / max(1, self._log_verify)
-                    if self.spec_worker is not None
-                    else None,
-                },
-            )
-        )
+            len(self.running), tokens, self._token_usage(), spec, graph, throughput,
+            len(self.waiting))
+        self.out_queue.put(("stats", {
+            "last_gen_throughput": throughput,
+            "avg_spec_accept_length": self._log_tokens / max(1, self._log_verify)
+            if self.spec_worker is not None else None,
+        }))
         self._log_tokens = self._log_verify = self._log_correct = 0
         self._log_start_ms = self.clock.now_ms
 
@@ -239,7 +212,8 @@ def _exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, daemon=True, name="parent-watchdog").start()
 
 
-def run_scheduler_process(server_args, tp_rank: int, req_queue, out_queue, parent_pid: int) -> None:
+def run_scheduler_process(server_args, tp_rank: int, req_queue, out_queue,
+                          parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
     _exit_with_parent(parent_pid)
     configure_logger(prefix=f" TP{tp_rank}" if server_args.tp_size > 1 else "")

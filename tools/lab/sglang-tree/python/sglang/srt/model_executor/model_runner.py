@@ -24,14 +24,8 @@ def cuda_graph_batch_sizes(max_bs: int) -> list[int]:
 
 
 class ModelRunner:
-    def __init__(
-        self,
-        server_args,
-        model_path: str,
-        tp_size: int,
-        clock: labgpu.Clock,
-        attention_backend: str | None = None,
-    ) -> None:
+    def __init__(self, server_args, model_path: str, tp_size: int, clock: labgpu.Clock,
+                 attention_backend: str | None = None) -> None:
         self.model_config = get_model_config(model_path)
         self.tp_size = tp_size
         self.clock = clock
@@ -39,15 +33,11 @@ class ModelRunner:
         self.kv_cache_dtype = server_args.kv_cache_dtype
         logger.info("Load weight begin. avail mem=%.2f GB", labgpu.memory_gb() - 1.2)
         self.attn_backend = create_attention_backend(
-            attention_backend or server_args.attention_backend, self
-        )
+            attention_backend or server_args.attention_backend, self)
         model_class = get_model_class(self.model_config.architecture)
         self.model = model_class(self.model_config, self.attn_backend, tp_size)
-        logger.info(
-            "Load weight end. type=%s, dtype=torch.bfloat16, avail mem=%.2f GB",
-            type(self.model).__name__,
-            labgpu.memory_gb() * 0.31,
-        )
+        logger.info("Load weight end. type=%s, dtype=torch.bfloat16, avail mem=%.2f GB",
+                    type(self.model).__name__, labgpu.memory_gb() * 0.31)
         self.graph_batch_sizes: list[int] = []
         if not server_args.disable_cuda_graph:
             self.graph_batch_sizes = cuda_graph_batch_sizes(server_args.cuda_graph_max_bs)
@@ -55,16 +45,11 @@ class ModelRunner:
     def capture_cuda_graphs(self) -> None:
         if not self.graph_batch_sizes:
             return
-        logger.info(
-            "Capture cuda graph begin. This can take up to several minutes. avail mem=%.2f GB",
-            labgpu.memory_gb() * 0.3,
-        )
-        logger.info(
-            "Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB. avail mem=%.2f GB.",
-            4.1 + 0.02 * len(self.graph_batch_sizes),
-            0.71,
-            labgpu.memory_gb() * 0.29,
-        )
+        logger.info("Capture cuda graph begin. This can take up to several minutes. "
+                    "avail mem=%.2f GB", labgpu.memory_gb() * 0.3)
+        logger.info("Capture cuda graph end. Time elapsed: %.2f s. mem usage=%.2f GB. "
+                    "avail mem=%.2f GB.", 4.1 + 0.02 * len(self.graph_batch_sizes), 0.71,
+                    labgpu.memory_gb() * 0.29)
 
     def can_run_cuda_graph(self, batch: ForwardBatch) -> bool:
         # graphs are captured for one-token decode only; verify and extend run eagerly
@@ -73,7 +58,6 @@ class ModelRunner:
     def forward(self, batch: ForwardBatch) -> tuple[float, bool]:
         """Run one forward; return (model milliseconds spent, whether a CUDA graph was used)."""
         graph = self.can_run_cuda_graph(batch)
-        launch = (
-            GRAPH_REPLAY_MS if graph else EAGER_LAUNCH_MS_PER_LAYER * (self.model_config.num_layers)
-        )
+        launch = GRAPH_REPLAY_MS if graph else EAGER_LAUNCH_MS_PER_LAYER * (
+            self.model_config.num_layers)
         return self.clock.run(self.model.forward(batch) + launch), graph

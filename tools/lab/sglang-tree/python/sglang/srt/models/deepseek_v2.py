@@ -21,25 +21,13 @@ MOE_INTERMEDIATE_SIZE = 2048
 @functools.lru_cache(maxsize=1)
 def _warn_untuned_moe(tp_size: int) -> None:
     """SGLang's fused MoE looks for a kernel config tuned for this GPU; none ships for it."""
-    name = (
-        f"E={NUM_EXPERTS},N={MOE_INTERMEDIATE_SIZE // tp_size},device_name="
-        f"{labgpu.device_name().replace(' ', '_')},dtype=fp8_w8a8,block_shape=[128, 128].json"
-    )
-    path = os.path.join(
-        os.path.dirname(os.path.dirname(__file__)),
-        "layers",
-        "moe",
-        "fused_moe_triton",
-        "configs",
-        "triton_3_4_0",
-        name,
-    )
-    logger.warning(
-        "Using default MoE kernel config. Performance might be sub-optimal! Config "
-        "file not found at %s, you can create them with https://github.com/"
-        "sgl-project/sglang/tree/main/benchmark/kernels/fused_moe_triton",
-        path,
-    )
+    name = (f"E={NUM_EXPERTS},N={MOE_INTERMEDIATE_SIZE // tp_size},device_name="
+            f"{labgpu.device_name().replace(' ', '_')},dtype=fp8_w8a8,block_shape=[128, 128].json")
+    path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "layers", "moe",
+                        "fused_moe_triton", "configs", "triton_3_4_0", name)
+    logger.warning("Using default MoE kernel config. Performance might be sub-optimal! Config "
+                   "file not found at %s, you can create them with https://github.com/"
+                   "sgl-project/sglang/tree/main/benchmark/kernels/fused_moe_triton", path)
 
 
 class DeepseekV2MoE:

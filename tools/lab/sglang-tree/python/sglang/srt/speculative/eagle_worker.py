@@ -29,13 +29,9 @@ def draft_attention_backend(server_args) -> str:
 class EAGLEWorker:
     def __init__(self, server_args, target: ModelRunner, rng: random.Random) -> None:
         self.target = target
-        self.draft = ModelRunner(
-            server_args,
-            server_args.speculative_draft_model_path,
-            server_args.tp_size,
-            target.clock,
-            attention_backend=draft_attention_backend(server_args),
-        )
+        self.draft = ModelRunner(server_args, server_args.speculative_draft_model_path,
+                                 server_args.tp_size, target.clock,
+                                 attention_backend=draft_attention_backend(server_args))
         self.num_steps = server_args.speculative_num_steps
         self.num_draft_tokens = server_args.speculative_num_draft_tokens
         self.acceptance = self.draft.model_config.draft_acceptance

@@ -24,9 +24,8 @@ class CustomAllreduce:
 
 def dispatch_custom_allreduce(world_size: int) -> CustomAllreduce | None:
     if world_size not in (2, 4, 6, 8):
-        logger.warning(
-            "Custom allreduce is disabled due to an unsupported world size: %d.", world_size
-        )
+        logger.warning("Custom allreduce is disabled due to an unsupported world size: %d.",
+                       world_size)
         return None
     if world_size > 2 and not labgpu.has_nvlink():
         logger.warning(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.test_sglang_log_support import FIXTURES
+from tests.sglang.support import FIXTURES
 from tools.bench.output import parse_bench_jsonl, parse_bench_one_batch, parse_bench_serving_block
 from tools.sglang.log import parse_log
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, real_log
+from tests.sglang.support import FIXTURES, real_log
 from tools.sglang.log import parse_log
 
 CALL = (

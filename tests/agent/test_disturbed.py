@@ -64,7 +64,7 @@ def test_a_launch_slowed_4x_as_a_whole_is_set_aside_and_the_revert_restores() ->
 
 def test_a_2x_slowdown_among_noisy_launches_is_left_to_the_statistics() -> None:
     # a CI run of the tp lab: good varies 13-18 ms, so a 2x launch is 5 sigmas on 7 df (p =
-    # 0.0015): not beyond doubt, and relative noise copes with it (tests/test_stats.py)
+    # 0.0015): not beyond doubt, and relative noise copes with it (tests/agent/test_stats.py)
     state = _state(
         {
             "bad": [55.0, 53.0, 64.0, 115.0],

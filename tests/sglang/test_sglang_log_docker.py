@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, real_log
+from tests.sglang.support import FIXTURES, real_log
 from tools.sglang.log import parse_log
 from tools.sglang.log_docker import Wrapped, unwrap
 

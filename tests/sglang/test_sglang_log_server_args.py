@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES
+from tests.sglang.support import FIXTURES
 from tools.sglang.log import parse_log
 from tools.sglang.server_args_dump import parse_server_args
 

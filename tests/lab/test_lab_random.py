@@ -13,7 +13,7 @@ from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, SHAPES, draw_scenario
 from tools.lab.truth import load_truth
-from tools.measure import measure
+from tools.measure import LaunchPlan, measure
 from tools.node.nodes import LocalNode
 from tools.proc.server import free_port, running_server
 
@@ -83,7 +83,7 @@ def _first_seed(shape: str) -> int:
 def _verify_ms(lab: Path, env: dict[str, str]) -> float:
     config = load_config(lab)
     node = LocalNode(config.python, lab, lab)
-    result = measure(config, node, lab, lab / "bench.log", launch_env=env)
+    result = measure(config, node, lab, lab / "bench.log", LaunchPlan(env=env))
     return result.bench.metrics["verify_ms"].median
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import wait_gone
+from tests.conftest import REPO_ROOT, wait_gone
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
@@ -149,7 +149,7 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
-    block = Path(__file__).parent / "fixtures" / "sglang_logs" / "24-bench-serving-old-variants.log"
+    block = REPO_ROOT / "tests" / "fixtures" / "sglang_logs" / "24-bench-serving-old-variants.log"
     bench = BenchSection(kind="command", metric="output_throughput", command=f"cat {block}")
     result = run_command_bench(
         bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"

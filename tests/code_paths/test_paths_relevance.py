@@ -58,7 +58,7 @@ def _git_repo(tmp_path: Path) -> tuple[Path, dict[str, Candidate]]:
     _, cands = hunk_candidates(git.Repo(repo), "good")
     hunks = {}
     for c in cands:  # keyed by the guard line, the context just before the change
-        rows = c.patch.splitlines()[3:]
+        rows = c.body_lines()
         hunks[next(rows[i - 1][1:].strip() for i, r in enumerate(rows) if r[:1] == "-")] = c
     assert set(hunks) == {
         "if _is_hip:",

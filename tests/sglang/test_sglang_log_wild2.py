@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, assert_matches
+from tests.sglang.support import FIXTURES, assert_matches
 from tools.bench.jsonl import cut_record
 from tools.sglang.log import parse_log, parse_log_file
 from tools.sglang.log_batch import rejoined_key

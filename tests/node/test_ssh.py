@@ -1,4 +1,4 @@
-"""A target on a node over SSH, against a real sshd on 127.0.0.1 (tests/sshd.py).
+"""A target on a node over SSH, against a real sshd on 127.0.0.1 (tests/node/sshd.py).
 
 The "node" is this machine reached through sshd: every git, launch, bench and env step goes
 through the SSH connection, and the agent's side reads only the mirror and copied-back logs.
@@ -18,11 +18,11 @@ import psutil
 import pytest
 
 from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
-from tests.sshd import Sshd  # the sshd fixtures come from tests/sshd.py (see conftest)
+from tests.node.sshd import Sshd  # the sshd fixtures come from tests/node/sshd.py (see conftest)
 from tools.config import load_config
-from tools.experiment import ExperimentSpec, run_experiment
+from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
 from tools.lab.create import create_lab
-from tools.repo.target import target_candidates
+from tools.repo.target import Target
 
 ALIAS = "gpu-node"
 
@@ -196,14 +196,10 @@ def test_the_traced_launch_on_a_node_keeps_the_nodes_pythonpath(
     )
     config = load_config(folder)
     result = run_experiment(
-        config,
-        folder,
-        target_candidates(config, folder),
+        Target.load(config, folder),
         ExperimentSpec(),
-        None,
         tmp_path / "run",
-        samples=1,
-        trace=True,
+        ExperimentOptions(requests=1, trace=True),
     )
     node_site = f"{sshd_without_forwarding.folder}/node-site"
     paths = {p.env.get("PYTHONPATH", "") for p in result.worker_env.processes}

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES
+from tests.sglang.support import FIXTURES
 from tools.bench.output import parse_bench_serving_block
 from tools.sglang.log import parse_log
 

@@ -7,59 +7,47 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-
-
-def _assert_one_line_error(done, *needles: str) -> None:
-    assert done.returncode != 0
-    assert "Traceback" not in done.stderr + done.stdout
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, done.stderr
-    assert lines[0].startswith("error: ")
-    for needle in needles:
-        assert needle in lines[0], lines[0]
+from tests.conftest import assert_one_line_error, run_cli
 
 
 def test_create_into_non_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text("mine")
-    _assert_one_line_error(run_cli("lab", "create", "seed", str(tmp_path)), "not an empty folder")
+    assert_one_line_error(run_cli("lab", "create", "seed", str(tmp_path)), "not an empty folder")
     assert (tmp_path / "x.txt").read_text() == "mine"
 
 
 def test_create_unknown_kind(tmp_path: Path) -> None:
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"
     )
 
 
 def test_create_random_needs_a_seed(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("lab", "create", "random", str(tmp_path / "l")), "--seed")
+    assert_one_line_error(run_cli("lab", "create", "random", str(tmp_path / "l")), "--seed")
 
 
 def test_create_random_noise_out_of_range(tmp_path: Path) -> None:
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("lab", "create", "random", str(tmp_path / "l"), "--seed", "1", "--noise", "3"),
         "--noise",
     )
 
 
 def test_truth_of_a_folder_that_is_no_lab(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("lab", "truth", str(tmp_path)), "no lab truth")
+    assert_one_line_error(run_cli("lab", "truth", str(tmp_path)), "no lab truth")
 
 
 def test_serve_without_config(tmp_path: Path) -> None:
-    _assert_one_line_error(
-        run_cli("lab", "serve", str(tmp_path), "--port", "1"), "debug-agent.toml"
-    )
+    assert_one_line_error(run_cli("lab", "serve", str(tmp_path), "--port", "1"), "debug-agent.toml")
 
 
 def test_serve_with_broken_config(tmp_path: Path) -> None:
     (tmp_path / "debug-agent.toml").write_text("[launch]\ncommand = 3\n")
-    _assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "launch.command")
+    assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "launch.command")
     (tmp_path / "debug-agent.toml").write_text("[launch\n")
-    _assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "not valid TOML")
+    assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "not valid TOML")
     (tmp_path / "debug-agent.toml").write_text('[launch]\ncommand = "x"\nbogus = 1\n')
-    _assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "launch.bogus")
+    assert_one_line_error(run_cli("lab", "serve", str(tmp_path)), "launch.bogus")
 
 
 def test_serve_on_a_port_in_use(seed_lab: Path) -> None:
@@ -67,7 +55,7 @@ def test_serve_on_a_port_in_use(seed_lab: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        _assert_one_line_error(
+        assert_one_line_error(
             run_cli("lab", "serve", str(seed_lab), "--port", str(port)),
             f"port {port} is already in use",
         )
@@ -75,13 +63,13 @@ def test_serve_on_a_port_in_use(seed_lab: Path) -> None:
 
 @pytest.mark.parametrize("symptom", ["it is slow", "verify", ""])
 def test_unreadable_symptom(symptom: str, tmp_path: Path) -> None:
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("investigate", "--symptom", symptom, cwd=tmp_path), "accepted forms"
     )
 
 
 def test_logs_parse_missing_file(tmp_path: Path) -> None:
-    _assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")), "no such log file")
+    assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")), "no such log file")
 
 
 def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tests.test_sglang_log_support import real_log
+from tests.sglang.support import real_log
 from tools.sglang.log import parse_log, parse_log_file
 
 NSA_DECOYS = (

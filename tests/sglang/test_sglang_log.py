@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_sglang_log_support import (
+from tests.sglang.support import (
     BENCH_KEYS,
     DECODE_KEYS,
     FIXTURES,

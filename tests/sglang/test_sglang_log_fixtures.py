@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, assert_matches
+from tests.sglang.support import FIXTURES, assert_matches
 from tools.sglang.log import parse_log_file
 
 NO_RECORDS: dict[str, Any] = {"decode": [], "prefill": [], "errors": []}

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_cli, tiny_server
-from tests.test_cli_errors import _assert_one_line_error
+from tests.conftest import assert_one_line_error, make_repo, run_cli, tiny_server
 from tools.lab.create import create_lab
 
 SYMPTOMS = [
@@ -226,7 +225,7 @@ def test_a_server_that_dies_mid_benchmark_is_reported_as_exited(tmp_path: Path) 
         "[launch]\ncommand = '{python} server.py {port}'\ntimeout_s = 30\n[bench]\nwarmup = 0\n"
     )
     done = run_cli("experiment", "--samples", "1", "--metric", "tok_s", cwd=repo)
-    _assert_one_line_error(
+    assert_one_line_error(
         done,
         "server exited with code 3 during the benchmark",
         "illegal memory access",
@@ -248,7 +247,7 @@ def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
         "metric_regex = 'latency_ms: (\\S+)'\n"
     )
     done = run_cli("experiment", cwd=repo)
-    _assert_one_line_error(done, "latency_ms = nan, -12, inf: not a measurement")
+    assert_one_line_error(done, "latency_ms = nan, -12, inf: not a measurement")
 
 
 def test_sessions_in_a_pipe_show_whole_ids_and_json(tmp_path: Path) -> None:
@@ -285,7 +284,7 @@ def test_an_unwritable_sessions_folder_is_one_line_and_leaves_nothing(tmp_path: 
         cwd=tmp_path,
         env={"DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "file" / "sessions")},
     )
-    _assert_one_line_error(done, "cannot write the sessions folder")
+    assert_one_line_error(done, "cannot write the sessions folder")
     done = run_cli(
         "investigate",
         "--symptom",
@@ -293,5 +292,5 @@ def test_an_unwritable_sessions_folder_is_one_line_and_leaves_nothing(tmp_path: 
         cwd=tmp_path,
         env={"DEBUG_AGENT_STATE_DIR": "/sys/fs/debug-agent-state"},
     )
-    _assert_one_line_error(done, "cannot write the state folder")
+    assert_one_line_error(done, "cannot write the state folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -10,7 +10,7 @@ from tests.conftest import lab_copy_reverting
 from tools.config import load_config
 from tools.lab.seed import ALLREDUCE_PER_TOKEN, SEED_CHANGES
 from tools.lab.serve import without_speculative
-from tools.measure import measure
+from tools.measure import LaunchPlan, measure
 from tools.node.nodes import LocalNode
 
 
@@ -22,7 +22,7 @@ def _median(lab: Path, metric: str, no_spec: bool = False) -> float:
         node,
         lab,
         lab / ".debug-agent-logs" / "bench.log",
-        transform_argv=without_speculative if no_spec else None,
+        LaunchPlan(transform_argv=without_speculative if no_spec else None),
     )
     assert len(result.bench.samples) == config.bench.requests
     return result.bench.metrics[metric].median

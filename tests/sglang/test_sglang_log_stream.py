@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, REAL_LOGS
+from tests.sglang.support import FIXTURES, REAL_LOGS
 from tools.sglang.log import parse_log, parse_log_file
 
 ALL_LOGS = sorted(FIXTURES.iterdir()) + sorted(REAL_LOGS.glob("*.log"))

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import run_cli, wait_gone
+from tests.conftest import REPO_ROOT, run_cli, wait_gone
 from tools.lab.create import create_lab
 
 
@@ -152,7 +152,7 @@ def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
 
 
 def test_rerun_of_the_committed_example_reproduces_its_verdict(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parent.parent / "sessions" / "example-seed"
+    example = REPO_ROOT / "sessions" / "example-seed"
     done = run_cli("replay", str(example), "--rerun", "--dir", str(tmp_path), timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
@@ -164,7 +164,7 @@ def test_rerun_of_the_committed_example_reproduces_its_verdict(tmp_path: Path) -
 
 
 def test_the_committed_example_replays_and_reports(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parent.parent / "sessions" / "example-seed"
+    example = REPO_ROOT / "sessions" / "example-seed"
     done = run_cli("replay", str(example), "--plain")
     assert done.returncode == 0 and "confirmed" in done.stdout
     copy = tmp_path / "example"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_sglang_log_support import FIXTURES, assert_matches
+from tests.sglang.support import FIXTURES, assert_matches
 from tools.bench.jsonl import is_serving_record, serving_summary
 from tools.sglang.log import parse_log, parse_log_file
 

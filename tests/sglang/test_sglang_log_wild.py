@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.test_sglang_log_fixtures import EXPECTED as EARLIER
-from tests.test_sglang_log_support import FIXTURES, assert_matches
-from tests.test_sglang_log_wild2 import EXPECTED as LATER
-from tests.test_sglang_log_wild3 import EXPECTED as LATEST
+from tests.sglang.support import FIXTURES, assert_matches
+from tests.sglang.test_sglang_log_fixtures import EXPECTED as EARLIER
+from tests.sglang.test_sglang_log_wild2 import EXPECTED as LATER
+from tests.sglang.test_sglang_log_wild3 import EXPECTED as LATEST
 from tools.sglang.log import parse_log_file
 
 NO_RECORDS: dict[str, Any] = {"decode": [], "prefill": [], "errors": []}

@@ -6,8 +6,7 @@ import socket
 import textwrap
 from pathlib import Path
 
-from tests.conftest import make_repo, run_cli
-from tests.test_cli_errors import _assert_one_line_error
+from tests.conftest import assert_one_line_error, make_repo, run_cli
 
 # a stand-in server: /health answers, /generate fails (the HTTP error case)
 FAILING_SERVER = textwrap.dedent("""\
@@ -50,35 +49,35 @@ def _target(
 
 def test_not_a_git_repository(tmp_path: Path) -> None:
     (tmp_path / "debug-agent.toml").write_text('[launch]\ncommand = "x {port}"\n')
-    _assert_one_line_error(run_cli("diff", cwd=tmp_path), "is not a git repository")
+    assert_one_line_error(run_cli("diff", cwd=tmp_path), "is not a git repository")
 
 
 def test_unknown_ref(tmp_path: Path) -> None:
     repo = _target(tmp_path, "{python} srv.py {port}", good="no-such-ref")
-    _assert_one_line_error(run_cli("diff", cwd=repo), "unknown git ref 'no-such-ref'")
+    assert_one_line_error(run_cli("diff", cwd=repo), "unknown git ref 'no-such-ref'")
 
 
 def test_no_difference(tmp_path: Path) -> None:
     repo = _target(tmp_path, "{python} srv.py {port}", change=False)
-    _assert_one_line_error(run_cli("diff", cwd=repo), "no difference")
-    _assert_one_line_error(run_cli("experiment", cwd=repo), "no difference")
+    assert_one_line_error(run_cli("diff", cwd=repo), "no difference")
+    assert_one_line_error(run_cli("experiment", cwd=repo), "no difference")
 
 
 def test_unknown_candidate_id(seed_lab: Path) -> None:
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("experiment", "--revert", "nope", cwd=seed_lab), "unknown candidate id 'nope'"
     )
 
 
 def test_revert_and_apply_together(seed_lab: Path) -> None:
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("experiment", "--revert", "engine", "--apply", "parallel_state", cwd=seed_lab),
         "not both",
     )
 
 
 def test_bad_env_pair(seed_lab: Path) -> None:
-    _assert_one_line_error(run_cli("experiment", "--env", "NCCL_PROTO", cwd=seed_lab), "NAME=VALUE")
+    assert_one_line_error(run_cli("experiment", "--env", "NCCL_PROTO", cwd=seed_lab), "NAME=VALUE")
 
 
 def test_server_exits_during_start_up(tmp_path: Path) -> None:
@@ -87,7 +86,7 @@ def test_server_exits_during_start_up(tmp_path: Path) -> None:
         'sys.exit(3)" {port}'
     )
     repo = _target(tmp_path, command)
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("experiment", cwd=repo),
         "server exited with code 3 during start-up",
         "CUDA out of memory",
@@ -96,7 +95,7 @@ def test_server_exits_during_start_up(tmp_path: Path) -> None:
 
 def test_server_never_ready(tmp_path: Path) -> None:
     repo = _target(tmp_path, '{python} -c "import time; time.sleep(60)" {port}', timeout_s=1)
-    _assert_one_line_error(run_cli("experiment", cwd=repo), "server not ready after 1 s")
+    assert_one_line_error(run_cli("experiment", cwd=repo), "server not ready after 1 s")
 
 
 def test_port_in_use(tmp_path: Path) -> None:
@@ -105,9 +104,9 @@ def test_port_in_use(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         repo = _target(tmp_path, f"{{python}} srv.py {port} --port {port}")
-        _assert_one_line_error(run_cli("experiment", cwd=repo), f"port {port} is already in use")
+        assert_one_line_error(run_cli("experiment", cwd=repo), f"port {port} is already in use")
 
 
 def test_http_error_from_the_benchmark(tmp_path: Path) -> None:
     repo = _target(tmp_path, "{python} srv.py {port}")
-    _assert_one_line_error(run_cli("experiment", cwd=repo), "returned HTTP 500")
+    assert_one_line_error(run_cli("experiment", cwd=repo), "returned HTTP 500")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT
+
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "sglang_logs"
 # Real logs users posted (tests/data/sglang-logs/README.md says where each comes from).
 REAL_LOGS = REPO_ROOT / "tests" / "data" / "sglang-logs"

@@ -7,8 +7,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from tests.conftest import make_repo, run_cli
-from tests.test_cli_errors import _assert_one_line_error
+from tests.conftest import assert_one_line_error, make_repo, run_cli
 from tools.lab.create import create_lab
 
 SERVER = textwrap.dedent("""\
@@ -75,7 +74,7 @@ def test_init_writes_a_config_check_accepts(tmp_path: Path) -> None:
     assert "sglang.launch_server" in (lab / "debug-agent.toml").read_text()
     done = run_cli("check", cwd=lab)
     assert done.returncode == 0 and done.stdout.startswith("ok:"), done.stderr
-    _assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
+    assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
 
 
 def test_check_says_what_is_wrong(tmp_path: Path) -> None:
@@ -83,11 +82,11 @@ def test_check_says_what_is_wrong(tmp_path: Path) -> None:
     (repo / "debug-agent.toml").write_text(
         '[target]\ngood = "nope"\n[launch]\ncommand = "no-such-server --port {port}"\n'
     )
-    _assert_one_line_error(
+    assert_one_line_error(
         run_cli("check", cwd=repo),
         "unknown git ref 'nope'",
         "'no-such-server' is not an executable",
     )
     (repo / "debug-agent.toml").write_text('[launch]\ncommand = "x"\n[host]\nssh = "a@b"\n')
-    _assert_one_line_error(run_cli("check", cwd=repo), "host")
-    _assert_one_line_error(run_cli("init", cwd=tmp_path), "not a git repository")
+    assert_one_line_error(run_cli("check", cwd=repo), "host")
+    assert_one_line_error(run_cli("init", cwd=tmp_path), "not a git repository")
