@@ -7,21 +7,18 @@ Slash commands work offline; the engine advances only on /run, and asks before e
 from __future__ import annotations
 
 import shlex
-import sqlite3
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
-from agent.checkpoints import saver
 from agent.gather import describe
-from agent.graph import MAX_STEPS, Context, build_graph
-from agent.investigate import LLMOptions, _echo, _target, open_session
 from agent.relevance import env_arrival
+from agent.session import LLMOptions, Session, console_echo, target_or_seed_lab
 from agent.state import InvestigationState
 from tools.config import load_config
 from tools.errors import ToolError
-from tools.experiment import ExperimentSpec, run_experiment
+from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
 from tools.folders import sessions_root
 
 HELP = """commands:
@@ -39,42 +36,27 @@ HELP = """commands:
 
 
 class Chat:
-    def __init__(
-        self,
-        console: Console,
-        state: InvestigationState,
-        ctx: Context,
-        yes: bool,
-        started: bool = False,
-    ) -> None:
+    def __init__(self, console: Console, session: Session, yes: bool) -> None:
         self.console = console
         self.yes = yes
-        self.state, self.ctx = state, ctx
-        self.session = Path(self.state.session_dir)
-        self.connection = sqlite3.connect(
-            self.session / "checkpoints.sqlite", check_same_thread=False
-        )
-        self.graph = build_graph(self.ctx, saver(self.connection))
-        self.config = {
-            "configurable": {"thread_id": self.session.name},
-            "recursion_limit": 4 * MAX_STEPS + 20,
-        }
-        self.started = started
-        self.done = state.phase == "done"
+        self.session = session
+        self.ctx = session.ctx
+        self.folder = session.folder
+        self.started = session.first is None  # a reopened session goes on from its checkpoint
+        self.done = session.initial().phase == "done"
 
     def current(self) -> InvestigationState:
-        values = self.graph.get_state(self.config).values
-        return InvestigationState.model_validate(values) if values else self.state
+        return self.session.current()
 
     def run(self, resume: bool = True) -> None:
         from langgraph.types import Command
 
         value: object = (
-            self.state if not self.started else (Command(resume="skip") if resume else None)
+            self.session.first if not self.started else (Command(resume="skip") if resume else None)
         )
         self.started = True
         while True:
-            result = self.graph.invoke(value, self.config, durability="sync")
+            result = self.session.run(value)
             asks = result.get("__interrupt__") if isinstance(result, dict) else None
             if not asks:
                 self.done = True
@@ -121,8 +103,7 @@ class Chat:
         """The budget stopped the engine and the user raised it: continue where it stopped."""
         budget = self.raised_budget(s)
         self.ctx.inbox = [d for d in self.ctx.inbox if d.get("kind") != "budget"]
-        self.graph.update_state(
-            self.config,
+        self.session.update(
             {
                 "phase": s.stopped_in,
                 "stopped_in": None,
@@ -186,8 +167,8 @@ class Chat:
         if not self.yes and self.ask(f"launch {what}? [y/n] ") not in ("y", "yes"):
             return
         runner = self.ctx.runner
-        out = self.session / "side-experiments" / f"{len(list(self.session.glob('side-*/*')))}"
-        result = run_experiment(runner.config, runner.config_dir, runner.cands, spec, s.metric, out)
+        out = self.folder / "side-experiments" / f"{len(list(self.folder.glob('side-*/*')))}"
+        result = run_experiment(runner.target, spec, out, ExperimentOptions(metric=s.metric))
         b, g = s.configs[s.bad_key].mean, s.configs[s.good_key].mean
         value = runner.value_of(result, s)
         share = (b - value) / (b - g) if b != g else 0.0
@@ -218,10 +199,31 @@ class Chat:
                 self.console.print("free text needs an LLM (--llm-model); try /help")
             else:
                 self.converse(line, s)
-        elif command == "/help":
-            self.console.print(HELP)
         elif command == "/quit":
             return False
+        elif command in ("/help", "/facts", "/diff", "/hypotheses", "/report"):
+            self.show(command, s)
+        elif command in ("/drop", "/test", "/budget"):
+            self.decide(command, rest, s)
+        elif command == "/suggest":
+            self.suggest(rest.strip())
+        elif command == "/experiment":
+            self.experiment(rest)
+        elif command == "/run":
+            if self.done and s.stopped_in and s.launches < self.raised_budget(s):
+                self.go_on(s)
+            elif self.done:
+                self.console.print("the investigation is over: /report")
+            else:
+                self.run()
+        else:
+            self.console.print(f"unknown command {command}; /help lists them")
+        return True
+
+    def show(self, command: str, s: InvestigationState) -> None:
+        """/help, /facts, /diff, /hypotheses, /report: offline, from the state."""
+        if command == "/help":
+            self.console.print(HELP)
         elif command == "/facts":
             for fact in describe(s) or [
                 "no facts yet: /run launches the bad state once (with "
@@ -243,7 +245,17 @@ class Chat:
                 self.console.print(
                     escape(f"{cid}  {h.status}  prior {h.prior:.2g}  {'; '.join(h.reasons)}")
                 )
-        elif command in ("/drop", "/test"):
+        else:
+            report = self.folder / "report.md"
+            self.console.print(
+                escape(report.read_text())
+                if report.exists()
+                else f"not finished: phase {s.phase}, {s.launches} launches"
+            )
+
+    def decide(self, command: str, rest: str, s: InvestigationState) -> None:
+        """/drop, /test, /budget: the user's decisions, for the plan node at the next /run."""
+        if command in ("/drop", "/test"):
             cid, _, reason = rest.partition(" ")
             if cid not in {c.id for c in self.ctx.runner.cands.candidates}:
                 self.console.print(f"no hypothesis {cid!r} (see /hypotheses)")
@@ -252,54 +264,18 @@ class Chat:
                     {"kind": command[1:], "candidate": cid, "reason": reason.strip()}
                 )
                 self.console.print(f"{command[1:]} {cid}: applied at the next /run")
-        elif command == "/suggest":
-            self.suggest(rest.strip())
-        elif command == "/experiment":
-            self.experiment(rest)
-        elif command == "/budget":
-            if rest.strip().isdigit():
-                self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})
-                self.console.print(f"budget: {rest.strip()} launches (from the next /run)")
-            else:
-                self.console.print(f"budget: {s.launches} of {s.max_launches} launches spent")
-        elif command == "/run":
-            if self.done and s.stopped_in and s.launches < self.raised_budget(s):
-                self.go_on(s)
-            elif self.done:
-                self.console.print("the investigation is over: /report")
-            else:
-                self.run()
-        elif command == "/report":
-            report = self.session / "report.md"
-            self.console.print(
-                escape(report.read_text())
-                if report.exists()
-                else f"not finished: phase {s.phase}, {s.launches} launches"
-            )
+        elif rest.strip().isdigit():
+            self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})
+            self.console.print(f"budget: {rest.strip()} launches (from the next /run)")
         else:
-            self.console.print(f"unknown command {command}; /help lists them")
-        return True
+            self.console.print(f"budget: {s.launches} of {s.max_launches} launches spent")
 
 
-def _resumed(console: Console, session: Path, yes: bool) -> Chat:
-    from agent.investigate import _saved_state
-    from agent.runner import Runner
-    from agent.transcript import Transcript
-    from tools.repo.candidates import open_repo
-    from tools.repo.target import target_candidates, target_repo
-
-    values = _saved_state(session)
-    state = InvestigationState.model_validate(values)
-    target = Path(state.config_path)
-    config = load_config(target)
-    ctx = Context(
-        runner=Runner(config, target, target_candidates(config, target)),
-        transcript=Transcript(session / "transcript.jsonl", echo=_echo(console)),
-        repo=open_repo(target_repo(config, target)),
-        approve=not yes,
-    )
-    ctx.transcript.event("chat", "thought", f"chat resumed the session at phase {state.phase}")
-    return Chat(console, state, ctx, yes, started=True)
+def _resumed(console: Console, folder: Path, yes: bool) -> Chat:
+    session = Session.reopen(folder, echo=console_echo(console), approve=not yes)
+    phase = session.initial().phase
+    session.ctx.transcript.event("chat", "thought", f"chat resumed the session at phase {phase}")
+    return Chat(console, session, yes)
 
 
 def _ask_symptom(console: Console) -> str:
@@ -333,22 +309,22 @@ def chat(
     if resume:
         from agent.sessions import find_session
 
-        session = _resumed(console, find_session(resume, sessions_root(Path.cwd(), None)), yes)
+        conversation = _resumed(console, find_session(resume, sessions_root(Path.cwd(), None)), yes)
     else:
         if symptom is None:
             symptom = _ask_symptom(console)
-        target_dir, _ = _target(Path.cwd(), lab_dir, console)
+        target_dir, _ = target_or_seed_lab(Path.cwd(), lab_dir, console)
         load_config(target_dir)
-        state, ctx = open_session(
+        session = Session.start(
             target_dir,
             symptom,
             sessions_root(Path.cwd(), target_dir).resolve(),
-            echo=_echo(console),
+            echo=console_echo(console),
             approve=not yes,
             llm=llm,
         )
-        session = Chat(console, state, ctx, yes)
-    console.print(f"session {session.session.name}. /help for commands; /run starts.")
+        conversation = Chat(console, session, yes)
+    console.print(f"session {conversation.folder.name}. /help for commands; /run starts.")
     try:
         while True:
             try:
@@ -356,14 +332,14 @@ def chat(
             except EOFError:
                 break
             try:
-                if not session.handle(line):
+                if not conversation.handle(line):
                     break
             except ToolError as e:
                 console.print(f"[red]error:[/red] {escape(str(e))}")
-        state = session.current()
+        state = conversation.current()
         console.print(
-            f"left session {session.session.name} at phase {state.phase} "
+            f"left session {conversation.folder.name} at phase {state.phase} "
             f"({state.launches} launches)"
         )
     finally:
-        session.connection.close()
+        conversation.session.close()

@@ -28,44 +28,49 @@ register_session_commands(app)
 
 
 SymptomOpt = Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')]
+ResumeOpt = Annotated[str | None, typer.Option(help="Continue a killed session (its id).")]
+GoodOpt = Annotated[str | None, typer.Option(help="Known-good git ref (default: the config's).")]
+MaxLaunchesOpt = Annotated[
+    int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
+]
+MaxMinutesOpt = Annotated[
+    float | None, typer.Option(help="Budget: wall time (default: [budget] or 60).")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result object last.")]
+LabDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Where to build the seed lab when there is no debug-agent.toml here "
+        "(default: a temporary folder)."
+    ),
+]
+LLMBaseURLOpt = Annotated[
+    str | None,
+    typer.Option(help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL)."),
+]
+LLMModelOpt = Annotated[str | None, typer.Option(help="Its model; enables the LLM reasoner.")]
+MaxLLMCallsOpt = Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")]
+MaxLLMCostOpt = Annotated[float | None, typer.Option(help="Budget: model cost in USD.")]
+LLMReplayOpt = Annotated[
+    str | None,
+    typer.Option(help="Play back the model answers of a saved session (no endpoint needed)."),
+]
 
 
 @app.command()
 def investigate(
     symptom: SymptomOpt = None,
-    resume: Annotated[str | None, typer.Option(help="Continue a killed session (its id).")] = None,
-    good: Annotated[
-        str | None, typer.Option(help="Known-good git ref (default: the config's).")
-    ] = None,
-    max_launches: Annotated[
-        int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
-    ] = None,
-    max_minutes: Annotated[
-        float | None, typer.Option(help="Budget: wall time (default: [budget] or 60).")
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result object last.")] = False,
-    lab_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Where to build the seed lab when there is no debug-agent.toml here "
-            "(default: a temporary folder)."
-        ),
-    ] = None,
-    llm_base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL)."
-        ),
-    ] = None,
-    llm_model: Annotated[
-        str | None, typer.Option(help="Its model; enables the LLM reasoner.")
-    ] = None,
-    max_llm_calls: Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")] = None,
-    max_llm_cost: Annotated[float | None, typer.Option(help="Budget: model cost in USD.")] = None,
-    llm_replay: Annotated[
-        str | None,
-        typer.Option(help="Play back the model answers of a saved session (no endpoint needed)."),
-    ] = None,
+    resume: ResumeOpt = None,
+    good: GoodOpt = None,
+    max_launches: MaxLaunchesOpt = None,
+    max_minutes: MaxMinutesOpt = None,
+    as_json: JsonOpt = False,
+    lab_dir: LabDirOpt = None,
+    llm_base_url: LLMBaseURLOpt = None,
+    llm_model: LLMModelOpt = None,
+    max_llm_calls: MaxLLMCallsOpt = None,
+    max_llm_cost: MaxLLMCostOpt = None,
+    llm_replay: LLMReplayOpt = None,
 ) -> None:
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
@@ -79,7 +84,7 @@ def investigate(
         return
     if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
-    from agent.investigate import LLMOptions
+    from agent.session import LLMOptions
 
     replay = None
     if llm_replay:
@@ -119,7 +124,7 @@ def chat(
 ) -> None:
     """An interactive investigation: slash commands, approval before every launch."""
     from agent.chat import chat as run_chat
-    from agent.investigate import LLMOptions
+    from agent.session import LLMOptions
 
     run_chat(symptom, yes, lab_dir, resume, LLMOptions(base_url=llm_base_url, model=llm_model))
 

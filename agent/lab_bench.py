@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.investigate import run_investigation
+from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.lab.truth import Truth, load_truth
@@ -88,7 +88,10 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
     truth = load_truth(lab)
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
-    result = run_investigation(lab, "verify 29ms", work / "sessions", "random", max_launches=40)
+    with Session.start(
+        lab, "verify 29ms", work / "sessions", lab="random", max_launches=40
+    ) as session:
+        result = session.run_to_end()
     named, wanted = _named_keys(result, by_id), _truth_keys(truth)
     if result["status"] in ("confirmed", "suspected") and named:
         outcome = "correct" if truth.regression and named == wanted else "wrong"

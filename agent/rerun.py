@@ -8,13 +8,12 @@ judged as it was: does it still hold?
 from __future__ import annotations
 
 import json
-import secrets
 import tempfile
-import time
 from pathlib import Path
 
 from agent.levels import between, update_levels
 from agent.runner import Runner
+from agent.session import new_session_id
 from agent.state import InvestigationState
 from agent.transcript import Transcript
 from tools.config import load_config
@@ -59,7 +58,43 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, 
             "the target's candidates differ from the session's: the re-run would "
             "not test the same changes"
         )
-    new_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    new = _new_session(old, target, sessions)
+    transcript = Transcript(Path(new.session_dir) / "transcript.jsonl", echo=echo)
+    transcript.header(
+        {
+            "session": new.session_id,
+            "rerun_of": old.session_id,
+            "symptom": old.symptom.model_dump(),
+            "lab": header.get("lab"),
+            "target": {"repo": str(target), "good": config.target.good},
+        }
+    )
+    _remeasure(old, new, Runner(config, target, cands), transcript)
+    update_levels(new)
+    checks = _checks(old, new)
+    for check in checks:
+        transcript.event(
+            "rerun",
+            "verdict",
+            f"{check['check']}: {'holds' if check['holds'] else 'does NOT hold'}",
+            **check,
+        )
+    result = {
+        "session": new.session_id,
+        "rerun_of": old.session_id,
+        "status": old.status,
+        "holds": all(c["holds"] for c in checks),
+        "checks": checks,
+        "launches": new.launches,
+        "session_dir": new.session_dir,
+    }
+    (Path(new.session_dir) / "result.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+def _new_session(old: InvestigationState, target: Path, sessions: Path) -> InvestigationState:
+    """The old session's state in a new session folder, its launches not yet made."""
+    new_id = new_session_id()
     new = old.model_copy(
         deep=True,
         update={
@@ -73,17 +108,13 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, 
     for cfg in new.configs.values():
         cfg.launches, cfg.level = [], None
     Path(new.session_dir).mkdir(parents=True)
-    transcript = Transcript(Path(new.session_dir) / "transcript.jsonl", echo=echo)
-    transcript.header(
-        {
-            "session": new_id,
-            "rerun_of": old.session_id,
-            "symptom": old.symptom.model_dump(),
-            "lab": header.get("lab"),
-            "target": {"repo": str(target), "good": config.target.good},
-        }
-    )
-    runner = Runner(config, target, cands)
+    return new
+
+
+def _remeasure(
+    old: InvestigationState, new: InvestigationState, runner: Runner, transcript: Transcript
+) -> None:
+    """One launch each of the references and of the confirmation's two counterfactuals."""
     keys = [old.bad_key, old.good_key]
     if old.confirmation:
         keys += [old.confirmation.revert_key, old.confirmation.apply_key]
@@ -100,7 +131,10 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, 
             value=launch.value,
             was=old.configs[key].mean,
         )
-    update_levels(new)
+
+
+def _checks(old: InvestigationState, new: InvestigationState) -> list[dict]:
+    """Does each of the old verdicts still hold on the new launches?"""
     checks = []
     if old.confirmation:
         revert = between(new, old.confirmation.revert_key, new.bad_key, new.good_key)
@@ -127,21 +161,4 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, 
             "gap": round(gap, 4),
         },
     )
-    for check in checks:
-        transcript.event(
-            "rerun",
-            "verdict",
-            f"{check['check']}: {'holds' if check['holds'] else 'does NOT hold'}",
-            **check,
-        )
-    result = {
-        "session": new_id,
-        "rerun_of": old.session_id,
-        "status": old.status,
-        "holds": all(c["holds"] for c in checks),
-        "checks": checks,
-        "launches": new.launches,
-        "session_dir": new.session_dir,
-    }
-    (Path(new.session_dir) / "result.json").write_text(json.dumps(result, indent=2))
-    return result
+    return checks

@@ -9,6 +9,7 @@ on replicated launches, bad and good alternating, with the pooled t-test of agen
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from agent.levels import noise, noise_is_measured, request
 from agent.state import InvestigationState, Request
@@ -17,7 +18,11 @@ from agent.stats import MIN_RELATIVE_GAP, calibrate, level
 MAX_REFERENCE_LAUNCHES = 5
 
 
-def plan(state: InvestigationState) -> Request | None:
+def start(state: InvestigationState) -> None:
+    """The first phase: hypothesize hands over to it with nothing to set up."""
+
+
+def plan(state: InvestigationState, chooser: object = None) -> Request | None:
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     if not good.values:
         return request(state, state.good_key, "calibrate: measure the good reference")
@@ -32,6 +37,17 @@ def plan(state: InvestigationState) -> Request | None:
         key,
         f"calibrate: the gap is not clear yet; another launch of {state.configs[key].label}",
     )
+
+
+def advance(state: InvestigationState, log: Callable[..., None]) -> None:
+    """The verdict: no regression (to the report), or a regression (to the search)."""
+    verdict = decide(state)
+    log("plan", "verdict", f"calibration: {verdict}: {state.notes[-1] if state.notes else ''}")
+    if verdict == "no_regression":
+        state.status = "no_regression"
+        state.phase = "report"
+    else:
+        state.phase = "search"
 
 
 def decide(state: InvestigationState) -> str:

@@ -10,6 +10,9 @@ Otherwise the search goes on (a missing partner, an unexplained share) or the se
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Literal
+
 from agent.levels import (
     MAX_LAUNCHES_PER_CONFIG,
     all_ids,
@@ -19,6 +22,7 @@ from agent.levels import (
     replicate,
     request,
 )
+from agent.phases.search import names_used
 from agent.state import Confirmation, InvestigationState, Request, Task
 
 MAX_ROUNDS = 3
@@ -36,6 +40,20 @@ def start(state: InvestigationState) -> None:
         else {},
         rounds=(state.confirmation.rounds + 1) if state.confirmation else 1,
     )
+
+
+def advance(state: InvestigationState, log: Callable[..., None]) -> None:
+    """The verdict (confirmed or suspected, to the report), or back to the search."""
+    outcome = conclude(state)
+    assert state.confirmation is not None
+    names = ", ".join(state.confirmation.culprits)
+    if outcome == "search":
+        log("plan", "thought", state.notes[-1])
+        state.phase = "search"
+        return
+    state.status = outcome  # "confirmed" or "suspected"
+    log("plan", "verdict", f"{outcome}: {{{names}}}")
+    state.phase = "report"
 
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
@@ -59,7 +77,7 @@ def _launch(state: InvestigationState, key: str, why: str) -> Request:
     return replicate(state, key, why) if state.configs[key].values else request(state, key, why)
 
 
-def plan(state: InvestigationState) -> Request | None:
+def plan(state: InvestigationState, chooser: object = None) -> Request | None:
     conf = state.confirmation
     assert conf is not None
     revert, apply = state.configs[conf.revert_key], state.configs[conf.apply_key]
@@ -97,7 +115,7 @@ def _needed(state: InvestigationState, without_key: str) -> bool:
     return between(state, without_key, state.good_key, state.bad_key).verdict != "restored"
 
 
-def conclude(state: InvestigationState) -> str:
+def conclude(state: InvestigationState) -> Literal["confirmed", "suspected", "search"]:
     """After plan() has nothing left: 'confirmed', 'suspected', or 'search' (more to find)."""
     conf = state.confirmation
     assert conf is not None
@@ -123,43 +141,47 @@ def conclude(state: InvestigationState) -> str:
     if conf.rounds >= MAX_ROUNDS:
         return "suspected"
     if reverted == "restored" and applied in ("none", "partial") and kept:
-        # reverting the set is enough but it does not hurt alone: a partner is missing,
-        # likeliest among candidates that share a name with it (one sets what another reads)
-        from agent.search import names_used
-
-        names = set().union(*(names_used(state, cid) for cid in conf.culprits))
-        for cid in kept:
-            if names & names_used(state, cid):
-                state.hypotheses[cid].prior *= 10
-                state.hypotheses[cid].reasons.append(
-                    f"shares {', '.join(sorted(names & names_used(state, cid)))} with the "
-                    "culprit found"
-                )
-        state.tasks = [
-            Task(kind="partner", ids=kept, low_key=conf.apply_key, high_key=state.bad_key)
-        ]
-        state.notes.append(
-            f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
-            "regression on the good state: searching for what it needs"
-        )
+        _search_partner(state, conf, kept)
         return "search"
     dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
     if reverted in ("partial", "none") and (kept or dropped):
-        ids = kept + dropped
-        for cid in dropped:
-            state.hypotheses[cid].status = "open"
-            state.hypotheses[cid].evidence.append(
-                "brought back: the kept candidates do not explain the whole regression"
-            )
-        state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
-        state.tasks = [
-            Task(
-                ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True
-            )
-        ]
-        state.notes.append(
-            "reverting the culprits found leaves part of the regression: "
-            "searching the rest, pruned candidates included"
-        )
+        _search_the_rest(state, conf, kept, dropped)
         return "search"
     return "suspected"
+
+
+def _search_partner(state: InvestigationState, conf: Confirmation, kept: list[str]) -> None:
+    """Reverting the set is enough but it does not hurt alone: a partner is missing,
+    likeliest among candidates that share a name with it (one sets what another reads)."""
+    names = set().union(*(names_used(state, cid) for cid in conf.culprits))
+    for cid in kept:
+        if names & names_used(state, cid):
+            state.hypotheses[cid].prior *= 10
+            state.hypotheses[cid].reasons.append(
+                f"shares {', '.join(sorted(names & names_used(state, cid)))} with the culprit found"
+            )
+    state.tasks = [Task(kind="partner", ids=kept, low_key=conf.apply_key, high_key=state.bad_key)]
+    state.notes.append(
+        f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
+        "regression on the good state: searching for what it needs"
+    )
+
+
+def _search_the_rest(
+    state: InvestigationState, conf: Confirmation, kept: list[str], dropped: list[str]
+) -> None:
+    """Reverting the set leaves part of the regression: search the rest, pruned ones too."""
+    ids = kept + dropped
+    for cid in dropped:
+        state.hypotheses[cid].status = "open"
+        state.hypotheses[cid].evidence.append(
+            "brought back: the kept candidates do not explain the whole regression"
+        )
+    state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
+    state.tasks = [
+        Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True)
+    ]
+    state.notes.append(
+        "reverting the culprits found leaves part of the regression: "
+        "searching the rest, pruned candidates included"
+    )

@@ -7,7 +7,7 @@ first half is tried; the verdict sends the search into that half (restored), the
 re-run because elimination misled it, the other half is measured too and "none" twice sends it
 into both halves with the other one changed as context (they interfere: dd's rule). Halves
 split by prior mass, not by count; a dominant candidate is tried alone; hunks of one file stay
-together while other files remain.
+together while other files remain. Every few launches a reference is measured again (drift).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from agent.levels import (
     replicate,
     request,
 )
+from agent.phases.launches import drift_check
 from agent.state import Finding, InvestigationState, Request, Task
 
 DOMINANT = 0.5  # a candidate with this share of the mass is tried alone first
@@ -109,8 +110,32 @@ def _changed(state: InvestigationState, task: Task, subset: list[str]) -> str:
 Chooser = Callable[[str, list[str]], int | None]
 
 
+def start(state: InvestigationState) -> None:
+    """After calibration: one task over the kept candidates (all of them when none is kept)."""
+    kept = [cid for cid, h in state.hypotheses.items() if h.status == "open"]
+    if not kept:
+        kept = list(state.hypotheses)
+    state.tasks = [Task(ids=kept, low_key=state.bad_key, high_key=state.good_key)]
+
+
 def plan(state: InvestigationState, chooser: Chooser | None = None) -> Request | None:
-    """The next launch the search needs; None when no task is left.
+    """A drift check when one is due, else the next launch the search needs; None when no
+    task is left."""
+    return drift_check(state) or _narrow(state, chooser)
+
+
+def advance(state: InvestigationState, log: Callable[..., None]) -> None:
+    """Nothing found: inconclusive (to the report); else the findings go to confirmation."""
+    if state.findings:
+        state.phase = "confirm"
+        return
+    state.status = "inconclusive"
+    state.phase = "report"
+    log("plan", "thought", "the search found no candidate that restores any share of the gap")
+
+
+def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> Request | None:
+    """The next launch of the delta debugging; None when no task is left.
 
     `chooser` (the LLM reasoner) may pick which half is tried first; the planner offers both.
     """

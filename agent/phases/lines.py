@@ -1,0 +1,160 @@
+"""The lines the graph's nodes write to the transcript, worded here so that agent/graph.py
+reads as the method."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from agent.gather import describe
+from agent.hypothesize import SHOWN_EACH, dropped_summary
+from agent.levels import between, noise
+from agent.report import write_narrative
+from agent.state import Config, InvestigationState, Launch
+
+if TYPE_CHECKING:
+    from agent.llm.reasoner import LLMReasoner
+
+Log = Callable[..., None]
+
+
+def candidates(state: InvestigationState, good: str, log: Log) -> None:
+    log(
+        "gather",
+        "tool_call",
+        f"diff against {good}: {len(state.candidates)} candidates",
+        candidates=[c.summary() for c in state.candidates],
+    )
+
+
+def facts(state: InvestigationState, launch: Launch, log: Log) -> None:
+    log(
+        "gather",
+        "tool_result",
+        f"bad state launched with the import trace: "
+        f"{state.metric} {launch.value:.3g} {state.symptom.unit}",
+        log=launch.log,
+        samples=launch.samples,
+    )
+    for line in describe(state):
+        log("gather", "thought", line)
+
+
+def hypotheses(state: InvestigationState, sentences: list[str], log: Log) -> None:
+    many = len(state.dropped) > SHOWN_EACH
+    for sentence in sentences:
+        log("hypothesize", "hypothesis", sentence, quiet=many)
+    if many:  # the terminal gets one line per reason; the transcript has every one above
+        for line in dropped_summary(state):
+            log("hypothesize", "thought", line)
+
+
+def kept(state: InvestigationState, log: Log) -> None:
+    ranked = sorted(
+        (h for h in state.hypotheses.values() if h.status == "open"), key=lambda h: -h.prior
+    )
+    for rank, h in enumerate(ranked):
+        log(
+            "hypothesize",
+            "hypothesis",
+            f"kept {h.candidate} (prior {h.prior:.2g}: {'; '.join(h.reasons)})",
+            candidate=h.candidate,
+            prior=h.prior,
+            quiet=rank >= SHOWN_EACH,
+        )
+    if len(ranked) > SHOWN_EACH:
+        log(
+            "hypothesize",
+            "thought",
+            f"... and {len(ranked) - SHOWN_EACH} more kept (every one in the transcript)",
+        )
+
+
+def launched(
+    state: InvestigationState,
+    config: Config,
+    launch: Launch,
+    retried: str | None,
+    drift: str | None,
+    log: Log,
+) -> None:
+    if retried:
+        log(
+            "experiment",
+            "thought",
+            f"{retried}; measured again on a new connection (only that measurement counts)",
+        )
+    if drift:
+        log("experiment", "thought", drift)
+    log(
+        "experiment",
+        "experiment",
+        f"launch {state.launches}: {config.label}: {state.metric} "
+        f"{launch.value:.3g} {state.symptom.unit} (median of {len(launch.samples)} requests)",
+        config=config.label,
+        held=config.ids,
+        base=config.base,
+        value=launch.value,
+        samples=launch.samples,
+        log=launch.log,
+    )
+
+
+LEVELS = {
+    "restored": "at the good level",
+    "none": "at the bad level",
+    "partial": "in between",
+    "unknown": "not clear yet",
+}
+
+
+def verdict(state: InvestigationState, key: str, log: Log) -> None:
+    """Where an experiment's config sits between the references (once both are measured)."""
+    config = state.configs[key]
+    if not state.configs[state.good_key].values or key in (state.bad_key, state.good_key):
+        return
+    result = between(state, key, state.bad_key, state.good_key)
+    n = noise(state)
+    effect = (
+        f"reproduces {1 - result.r:.0%} of the regression"
+        if config.base == "good"
+        else f"restores {result.r:.0%} of the gap"
+    )
+    log(
+        "judge",
+        "verdict",
+        f"{config.label}: {effect}, {LEVELS[result.verdict]} (p vs bad "
+        f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, launch noise "
+        f"{n.sigma:.1%} on {n.df} df)",
+        config=config.label,
+        r=result.r,
+        verdict=result.verdict,
+        launches=result.launches,
+    )
+
+
+def narrative(state: InvestigationState, reasoner: LLMReasoner | None, log: Log) -> None:
+    """The model's account of the result (with the LLM reasoner): into the result, the
+    transcript and the report."""
+    if reasoner is None or state.result is None:
+        return
+    text = reasoner.narrate(state.result)
+    state.llm = {"model": reasoner.model.name, **reasoner.usage.model_dump()}
+    claims = [c.model_dump() for c in state.claims]
+    state.result["llm"] = {**state.llm, "claims": claims, "narrative": text}
+    if text:
+        log("report", "thought", f"the model's narrative: {text}")
+        write_narrative(state, text)
+
+
+def outcome(state: InvestigationState, log: Log) -> None:
+    for cid, h in state.hypotheses.items():
+        if h.status in ("confirmed", "suspected", "cleared"):
+            log(
+                "report",
+                "hypothesis",
+                f"{cid}: {h.status}" + (f" ({h.evidence[-1]})" if h.evidence else ""),
+                candidate=cid,
+                status=h.status,
+            )
+    log("report", "thought", f"status {state.status}; report in {state.session_dir}/report.md")

@@ -1,0 +1,337 @@
+"""One investigation's session: its folder, transcript, checkpointer, graph and context.
+
+    Session.start(target_dir, symptom, sessions)  a new session folder, its first state
+    Session.reopen(folder)                         a saved session, at its last checkpoint
+    session.run(value) / session.run_to_end()      to the next interrupt (chat) / to the end
+    session.close()                                (or use it as a context manager)
+
+`investigate`, `chat` and `lab bench` run the graph through it; `replay --rerun` names its new
+session with `new_session_id`. The front-ends' shared console pieces (the echo of the
+transcript, the target or the seed lab) are here too.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import secrets
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.markup import escape
+
+from agent.checkpoints import saver
+from agent.graph import Context, build_graph
+from agent.llm.models import ChatModel, OpenAIModel, replay_model
+from agent.llm.reasoner import LLMReasoner
+from agent.phases import MAX_STEPS
+from agent.runner import Runner
+from agent.state import InvestigationState
+from agent.symptom import Symptom, parse_symptom
+from agent.transcript import Transcript
+from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
+from tools.errors import ToolError
+from tools.folders import writable_dir
+from tools.init_config import check_config
+from tools.lab.create import TEMP_PREFIXES
+from tools.repo.candidates import CandidateSet, open_repo
+from tools.repo.target import target_candidates, target_repo
+
+if TYPE_CHECKING:
+    from tools.progress import Progress
+
+
+class LLMOptions(BaseModel):
+    """The LLM reasoner's settings: flags, then [llm] in the config, then OPENAI_* env vars."""
+
+    base_url: str | None = None
+    model: str | None = None
+    max_calls: int | None = None
+    max_cost: float | None = None
+    api_key: str | None = None
+    replay: Path | None = None  # play back a saved session's model answers
+
+    def merged(self, section: LLMSection) -> LLMOptions:
+        return LLMOptions(
+            base_url=self.base_url or section.base_url or os.environ.get("OPENAI_BASE_URL"),
+            model=self.model or section.model,
+            max_calls=self.max_calls or section.max_calls,
+            max_cost=self.max_cost if self.max_cost is not None else section.max_cost,
+            api_key=os.environ.get("OPENAI_API_KEY"),
+            replay=self.replay,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.model) or self.replay is not None
+
+    def reasoner(self, config: TargetConfig, log: Callable[..., None]) -> LLMReasoner | None:
+        if not self.enabled:
+            return None
+        model: ChatModel = (
+            replay_model(self.replay)
+            if self.replay is not None
+            else OpenAIModel(self.base_url, self.model or "", self.api_key)
+        )
+        return LLMReasoner(
+            model,
+            log,
+            max_calls=self.max_calls or 20,
+            max_cost=self.max_cost,
+            price_per_mtok=(config.llm.usd_per_mtok_in, config.llm.usd_per_mtok_out),
+        )
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def saved_values(folder: Path) -> dict:
+    """The values of a saved session's last checkpoint."""
+    connection = sqlite3.connect(folder / "checkpoints.sqlite", check_same_thread=False)
+    try:
+        saved = saver(connection).get_tuple({"configurable": {"thread_id": folder.name}})
+    finally:
+        connection.close()
+    if saved is None:
+        raise ToolError(f"session {folder.name} has no checkpoint to resume from")
+    return dict(saved.checkpoint["channel_values"])
+
+
+class Session:
+    """A session folder with its checkpointer, graph and the graph's context."""
+
+    def __init__(
+        self,
+        folder: Path,
+        ctx: Context,
+        first: InvestigationState | None = None,
+        saved: dict | None = None,
+    ) -> None:
+        self.folder, self.ctx = folder, ctx
+        self.first = first  # a new session's first state; None: on from the checkpoint
+        self.saved = saved  # a reopened session's values at its last checkpoint
+        self.connection = sqlite3.connect(folder / "checkpoints.sqlite", check_same_thread=False)
+        self.graph = build_graph(saver(self.connection))
+        self.config = {
+            "configurable": {"thread_id": folder.name},
+            "recursion_limit": 4 * MAX_STEPS + 20,
+        }
+
+    @classmethod
+    def start(
+        cls,
+        target_dir: Path,
+        symptom_text: str,
+        sessions: Path,
+        *,
+        lab: str | None = None,
+        good: str | None = None,
+        max_launches: int | None = None,
+        max_minutes: float | None = None,
+        echo: Callable[[str, str, str], None] | None = None,
+        progress: Progress | None = None,
+        llm: LLMOptions | None = None,
+        approve: bool = False,
+    ) -> Session:
+        """A new session folder, its transcript header, the first state and the context."""
+        symptom = parse_symptom(symptom_text)
+        config, cands = _target(target_dir, good)
+        session_id = new_session_id()
+        folder = writable_dir(sessions, "the sessions folder") / session_id
+        folder.mkdir()
+        options = (llm or LLMOptions()).merged(config.llm)
+        transcript = Transcript(
+            folder / "transcript.jsonl",
+            echo=echo,
+            secrets=[options.api_key] if options.api_key else [],
+        )
+        transcript.header(_header(session_id, symptom, config, cands, lab, options))
+        state = InvestigationState(
+            session_id=session_id,
+            session_dir=str(folder),
+            config_path=str(target_dir),
+            symptom=symptom,
+            metric=config.bench.metric if config.bench.kind == "command" else symptom.metric,
+            worse="higher" if symptom.direction == "lower" else "lower",
+            max_launches=max_launches or config.budget.max_launches,
+            deadline=time.time() + 60 * (max_minutes or config.budget.max_minutes),
+        )
+        runner = Runner(
+            config,
+            target_dir,
+            cands,
+            on_phase=progress.phase if progress else None,
+            on_request=progress.request if progress else None,
+        )
+        ctx = Context(
+            runner=runner,
+            transcript=transcript,
+            repo=open_repo(target_repo(config, target_dir)),
+            reasoner=options.reasoner(config, transcript.event),
+            approve=approve,
+        )
+        return cls(folder, ctx, first=state)
+
+    @classmethod
+    def reopen(
+        cls,
+        folder: Path,
+        echo: Callable[[str, str, str], None] | None = None,
+        approve: bool = False,
+        same_changes: bool = False,
+    ) -> Session:
+        """A saved session at its last checkpoint, on its target as it is now (with
+        `same_changes`, only if the target's changes are the ones it started with)."""
+        values = saved_values(folder)
+        target_dir = Path(values["config_path"])
+        config = load_config(target_dir)
+        cands = target_candidates(config, target_dir)
+        if same_changes:
+            saved = [c.id if hasattr(c, "id") else c["id"] for c in values.get("candidates", [])]
+            if saved and saved != [c.id for c in cands.candidates]:
+                raise ToolError(
+                    f"the target's changes differ from when session {folder.name} "
+                    "started: start a new investigation instead"
+                )
+        ctx = Context(
+            runner=Runner(config, target_dir, cands),
+            transcript=Transcript(folder / "transcript.jsonl", echo=echo),
+            repo=open_repo(target_repo(config, target_dir)),
+            approve=approve,
+        )
+        return cls(folder, ctx, saved=values)
+
+    def run(self, value: Any = None) -> Any:
+        """From `value` (the first state, a Command answering an interrupt, or None: on from
+        the checkpoint) to the end or the next interrupt; LangGraph's output."""
+        return self.graph.invoke(value, self.config, context=self.ctx, durability="sync")
+
+    def run_to_end(self) -> dict:
+        """Start (a new session) or go on (a reopened one) to the end; the result object."""
+        final = self.run(self.first)
+        return final["result"] if isinstance(final, dict) else final.result
+
+    def initial(self) -> InvestigationState:
+        """The state the session was started or reopened with."""
+        if self.first is not None:
+            return self.first
+        return InvestigationState.model_validate(self.saved)
+
+    def current(self) -> InvestigationState:
+        values = self.graph.get_state(self.config).values
+        return InvestigationState.model_validate(values) if values else self.initial()
+
+    def update(self, values: dict, as_node: str) -> None:
+        self.graph.update_state(self.config, values, as_node=as_node)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _target(target_dir: Path, good: str | None) -> tuple[TargetConfig, CandidateSet]:
+    """The target's config (with `good` as its good ref, when given) and its candidates."""
+    check_config(target_dir, good)  # what can be known wrong before a launch fails now
+    config = load_config(target_dir)
+    if good:
+        config.target.good = good
+    cands = target_candidates(config, target_dir)
+    if not cands.candidates:
+        raise ToolError(
+            f"no difference between the working tree and the good ref "
+            f"{config.target.good!r}: nothing to investigate"
+        )
+    return config, cands
+
+
+def _header(
+    session_id: str,
+    symptom: Symptom,
+    config: TargetConfig,
+    cands: CandidateSet,
+    lab: str | None,
+    options: LLMOptions,
+) -> dict:
+
+    return {
+        "session": session_id,
+        "symptom": symptom.model_dump(),
+        "target": {"repo": cands.repo, "good": config.target.good, "good_sha": cands.good_sha},
+        "config": config.model_dump(),
+        "lab": lab,
+        "reasoner": f"llm ({options.model})" if options.enabled else "rules",
+        "versions": {
+            "debug-agent": _version("debug-agent"),
+            "python": platform.python_version(),
+            "langgraph": _version("langgraph"),
+        },
+    }
+
+
+def target_or_seed_lab(
+    cwd: Path, lab_dir: Path | None, console: Console
+) -> tuple[Path, str | None]:
+    """The target configured in `cwd`, or else the built-in seed lab (built in `lab_dir`, or
+    a temporary folder); and the lab's name (None for a configured target)."""
+    if (cwd / CONFIG_NAME).exists():
+        console.print(f"Investigating the target in {cwd / CONFIG_NAME}.")
+        return cwd, None
+    from tools.lab.create import create_lab
+
+    lab = lab_dir or Path(tempfile.mkdtemp(prefix=TEMP_PREFIXES[0])) / "lab"
+    console.print(
+        f"No {CONFIG_NAME} in {cwd}: investigating the built-in seed lab (built in {lab})."
+    )
+    create_lab("seed", lab)
+    return lab, "seed"
+
+
+STYLE = {
+    "verdict": "bold",
+    "hypothesis": "cyan",
+    "experiment": "green",
+    "thought": "",
+    "error": "red",
+}
+MAX_SHOWN_CHARS = 400  # a terminal line; the transcript keeps the whole text
+
+
+def console_echo(console: Console) -> Callable[[str, str, str], None]:
+    """The transcript's events on the console, as they happen (one line each)."""
+
+    def echo(node: str, kind: str, text: str) -> None:
+        if kind in STYLE:
+            style = STYLE[kind]
+            if len(text) > MAX_SHOWN_CHARS:
+                text = (
+                    f"{text[:MAX_SHOWN_CHARS]}... ({len(text) - MAX_SHOWN_CHARS} more "
+                    "characters in the transcript)"
+                )
+            console.print(
+                f"[dim]{node:>11}[/dim] "
+                + (f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+            )
+
+    return echo
+
+
+def _version(package: str) -> str:
+    """The installed distribution's version (langgraph has no __version__ attribute)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "?"
