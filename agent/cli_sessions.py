@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agent.transcript import Loaded
 
 DirOpt = Annotated[
     Path | None, typer.Option("--dir", help="The sessions folder (default: ./sessions).")
@@ -103,7 +106,7 @@ def replay(
         )
         typer.echo(json.dumps(result, indent=2))
         raise typer.Exit(0 if result["holds"] else 3)
-    from agent.replay import ONLY, header_lines, steps
+    from agent.replay import ONLY
     from agent.replay import plain as print_plain
     from agent.sessions import find_session
     from agent.transcript import read_transcript
@@ -114,9 +117,16 @@ def replay(
     loaded = read_transcript(find_session(session, _root(directory)) / "transcript.jsonl")
     if plain:
         print_plain(loaded, only, at)
-        return
+    else:
+        _print_styled(loaded, only, at, step)
+
+
+def _print_styled(loaded: Loaded, only: str | None, at: int, step: bool) -> None:
+    """The replay on a terminal: kinds in colour; `step` waits for Enter after each."""
     from rich.console import Console
     from rich.markup import escape
+
+    from agent.replay import header_lines, steps
 
     console = Console(highlight=False)
     for line in header_lines(loaded):

@@ -7,6 +7,14 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel
 
+from agent.events import (
+    Event,
+    EventKind,
+    ExperimentPayload,
+    HeaderTarget,
+    ToolCallPayload,
+    VerdictPayload,
+)
 from agent.transcript import Loaded
 
 ONLY = {
@@ -19,48 +27,43 @@ ONLY = {
 class Step(BaseModel):
     seq: int
     node: str
-    kind: str
+    kind: EventKind
     text: str
     detail: str  # a compact view of the payload
 
 
-def _detail(event: dict) -> str:
-    payload = event.get("payload") or {}
-    if event.get("kind") == "experiment" and "samples" in payload:
-        samples = payload["samples"]
-        shown = ", ".join(f"{v:.3g}" for v in samples[:8])
-        return f"samples [{shown}{', ...' if len(samples) > 8 else ''}]  log {payload.get('log')}"
-    if event.get("kind") == "verdict" and "r" in payload:
-        return (
-            f"r={payload['r']:.2f} verdict={payload.get('verdict')} launches="
-            f"{payload.get('launches')}"
-        )
-    if "candidates" in payload:
-        return ", ".join(c.get("id", "?") for c in payload["candidates"])
+def _detail(event: Event) -> str:
+    p = event.payload
+    if isinstance(p, ExperimentPayload) and p.samples is not None:
+        shown = ", ".join(f"{v:.3g}" for v in p.samples[:8])
+        return f"samples [{shown}{', ...' if len(p.samples) > 8 else ''}]  log {p.log}"
+    if isinstance(p, VerdictPayload) and p.r is not None:
+        return f"r={p.r:.2f} verdict={p.verdict} launches={p.launches}"
+    if isinstance(p, ToolCallPayload) and p.candidates is not None:
+        return ", ".join(c.id for c in p.candidates)
     return ""
 
 
 def steps(loaded: Loaded, only: str | None = None, at: int = 1) -> Iterator[Step]:
     kinds = ONLY.get(only or "")
     for event in loaded.events:
-        if int(event.get("seq", 0)) < at or (kinds and event.get("kind") not in kinds):
+        if event.seq < at or (kinds and event.kind not in kinds):
             continue
         yield Step(
-            seq=int(event.get("seq", 0)),
-            node=str(event.get("node", "?")),
-            kind=str(event.get("kind", "?")),
-            text=str(event.get("text", "")),
+            seq=event.seq,
+            node=event.node,
+            kind=event.kind,
+            text=event.text,
             detail=_detail(event),
         )
 
 
 def header_lines(loaded: Loaded) -> list[str]:
     h = loaded.header
-    target = h.get("target") or {}
+    target = h.target or HeaderTarget()
     lines = [
-        f"session {h.get('session')}: symptom {(h.get('symptom') or {}).get('text')!r}, "
-        f"target {target.get('repo')} (good {target.get('good')}), reasoner "
-        f"{h.get('reasoner', '?')}"
+        f"session {h.session}: symptom {h.symptom.text if h.symptom else None!r}, "
+        f"target {target.repo} (good {target.good}), reasoner {h.reasoner}"
     ]
     if loaded.torn:
         lines.append("note: the last line was cut (the writer was killed mid-line); skipped")

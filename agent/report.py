@@ -1,4 +1,5 @@
-"""The end of an investigation: the result object (the CLI's --json) and report.md."""
+"""The end of an investigation: the result object (the CLI's --json, typed in agent.result)
+and report.md."""
 
 from __future__ import annotations
 
@@ -7,6 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.levels import restored
+from agent.result import (
+    ClearedResult,
+    Culprit,
+    DroppedResult,
+    InvestigationResult,
+    LLMResult,
+    MetricResult,
+    ResultTarget,
+    SetAside,
+)
 from agent.state import InvestigationState
 from tools.secrets import mask, mask_files, mask_text
 
@@ -35,12 +46,11 @@ def _value(state: InvestigationState, key: str) -> float | None:
     return config.mean if config and config.values else None
 
 
-def _culprits(state: InvestigationState) -> tuple[list[dict], float | None]:
+def _culprits(state: InvestigationState) -> tuple[list[Culprit], float | None]:
     conf = state.confirmation
     if conf is None or state.status not in ("confirmed", "suspected"):
         return [], None
     whole = restored(state, conf.revert_key) if state.configs[conf.revert_key].values else None
-    unit = state.symptom.unit
     out = []
     for cid in conf.culprits:
         c = next(c for c in state.candidates if c.id == cid)
@@ -53,34 +63,44 @@ def _culprits(state: InvestigationState) -> tuple[list[dict], float | None]:
             None,
         )
         share = restored(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
-        evidence = []
-        if whole is not None:
-            evidence.append(
-                f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
-                f"{_value(state, conf.revert_key):.3g} {unit} "
-                f"({_launches(len(state.configs[conf.revert_key].values))}): "
-                f"{whole:.0%} of the gap restored"
-            )
-        if state.configs[conf.apply_key].values:
-            reproduced = 1 - restored(state, conf.apply_key)
-            evidence.append(
-                f"applying exactly it to the good state gives "
-                f"{_value(state, conf.apply_key):.3g} {unit} "
-                f"({_launches(len(state.configs[conf.apply_key].values))}): "
-                f"{reproduced:.0%} of the regression reproduced"
-            )
-        evidence += state.hypotheses[cid].reasons
+        where = c.file or c.name
+        if where is None:  # a hunk has its file, an env var or a server arg its name
+            raise ValueError(f"candidate {cid} has neither a file nor a name")
         out.append(
-            {
-                "kind": c.kind,
-                "id": cid,
-                "file": c.file or c.name,
-                "summary": _summary(state, cid),
-                "share": None if share is None else round(max(0.0, min(1.0, share)), 3),
-                "evidence": evidence,
-            }
+            Culprit(
+                kind=c.kind,
+                id=cid,
+                file=where,
+                summary=_summary(state, cid),
+                share=None if share is None else round(max(0.0, min(1.0, share)), 3),
+                evidence=_culprit_evidence(state, whole) + state.hypotheses[cid].reasons,
+            )
         )
     return out, whole
+
+
+def _culprit_evidence(state: InvestigationState, whole: float | None) -> list[str]:
+    """The two confirmation measurements, in words (the same for each culprit)."""
+    conf = state.confirmation
+    assert conf is not None
+    unit = state.symptom.unit
+    evidence = []
+    if whole is not None:
+        evidence.append(
+            f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
+            f"{_value(state, conf.revert_key):.3g} {unit} "
+            f"({_launches(len(state.configs[conf.revert_key].values))}): "
+            f"{whole:.0%} of the gap restored"
+        )
+    if state.configs[conf.apply_key].values:
+        reproduced = 1 - restored(state, conf.apply_key)
+        evidence.append(
+            f"applying exactly it to the good state gives "
+            f"{_value(state, conf.apply_key):.3g} {unit} "
+            f"({_launches(len(state.configs[conf.apply_key].values))}): "
+            f"{reproduced:.0%} of the regression reproduced"
+        )
+    return evidence
 
 
 def _clear_the_rest(state: InvestigationState) -> None:
@@ -100,62 +120,76 @@ def _clear_the_rest(state: InvestigationState) -> None:
             )
 
 
+def _dropped(state: InvestigationState) -> list[DroppedResult]:
+    return [
+        DroppedResult(
+            candidate=d.candidate,
+            file=next((c.file for c in state.candidates if c.id == d.candidate), None),
+            reason=d.reason,
+            evidence=d.evidence,
+        )
+        for d in state.dropped
+    ]
+
+
+def _set_aside(state: InvestigationState) -> list[SetAside]:
+    return [
+        SetAside(
+            config=config.label, request=launch.request, value=launch.value, why=launch.disturbed
+        )
+        for config in state.configs.values()
+        for launch in config.launches
+        if launch.disturbed
+    ]
+
+
+def _result(
+    state: InvestigationState, ctx: Context, culprits: list[Culprit], whole: float | None
+) -> InvestigationResult:
+    return InvestigationResult(
+        session=state.session_id,
+        session_dir=state.session_dir,
+        target=ResultTarget(repo=ctx.runner.cands.repo, good=ctx.runner.config.target.good),
+        status=state.status or "inconclusive",
+        symptom=state.symptom,
+        metric=MetricResult(
+            name=state.metric,
+            unit=state.symptom.unit,
+            bad=_value(state, state.bad_key),
+            good=_value(state, state.good_key),
+            after_fix=_value(state, state.confirmation.revert_key)
+            if state.confirmation and culprits
+            else None,
+        ),
+        culprits=culprits,
+        unexplained_share=None if whole is None else round(max(0.0, 1 - whole), 3),
+        dropped=_dropped(state),
+        cleared=[
+            ClearedResult(candidate=cid, evidence=h.evidence)
+            for cid, h in state.hypotheses.items()
+            if h.status == "cleared"
+        ],
+        launches=state.launches,
+        set_aside=_set_aside(state),
+        experiments=state.experiments,
+        notes=state.notes,
+        llm=None
+        if state.llm is None
+        else LLMResult.model_validate(
+            {**state.llm, "claims": [c.model_dump() for c in state.claims]}
+        ),
+    )
+
+
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
     culprits, whole = _culprits(state)
     _clear_the_rest(state)
-    judge_claims(state, [c["id"] for c in culprits] if state.status == "confirmed" else [])
-    bad, good = _value(state, state.bad_key), _value(state, state.good_key)
-    after = _value(state, state.confirmation.revert_key) if state.confirmation else None
-    state.result = {
-        "session": state.session_id,
-        "session_dir": state.session_dir,
-        "target": {"repo": ctx.runner.cands.repo, "good": ctx.runner.config.target.good},
-        "status": state.status or "inconclusive",
-        "symptom": state.symptom.model_dump(),
-        "metric": {
-            "name": state.metric,
-            "unit": state.symptom.unit,
-            "bad": bad,
-            "good": good,
-            "after_fix": after if culprits else None,
-        },
-        "culprits": culprits,
-        "unexplained_share": None if whole is None else round(max(0.0, 1 - whole), 3),
-        "dropped": [
-            {
-                "candidate": d.candidate,
-                "file": next((c.file for c in state.candidates if c.id == d.candidate), None),
-                "reason": d.reason,
-                "evidence": d.evidence,
-            }
-            for d in state.dropped
-        ],
-        "cleared": [
-            {"candidate": cid, "evidence": h.evidence}
-            for cid, h in state.hypotheses.items()
-            if h.status == "cleared"
-        ],
-        "launches": state.launches,
-        "set_aside": [
-            {
-                "config": config.label,
-                "request": launch.request,
-                "value": launch.value,
-                "why": launch.disturbed,
-            }
-            for config in state.configs.values()
-            for launch in config.launches
-            if launch.disturbed
-        ],
-        "experiments": state.experiments,
-        "notes": state.notes,
-        "llm": None
-        if state.llm is None
-        else {**state.llm, "claims": [c.model_dump() for c in state.claims]},
-    }
-    state.result = mask(state.result)  # what --json prints and result.json holds
+    judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])
+    # what --json prints and result.json holds, secrets masked: a plain dict in the state (the
+    # graph's report node adds the model's narrative to it)
+    state.result = mask(_result(state, ctx, culprits, whole).model_dump())
     save_reports(state, render_markdown(state))
 
 
@@ -163,9 +197,10 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     """report.md, result.json and the final state (for `report --html` and `replay --rerun`),
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
+    result = InvestigationResult.model_validate(state.result).model_dump()
     for name, text in (
         ("report.md", markdown),
-        ("result.json", json.dumps(state.result, indent=2, default=str)),
+        ("result.json", json.dumps(result, indent=2, default=str)),
         ("state.json", state.model_dump_json(indent=1)),
     ):
         (session / name).write_text(mask_text(text))
@@ -176,51 +211,60 @@ def fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g}"
 
 
-def render_markdown(state: InvestigationState) -> str:
-    r = state.result or {}
-    m = r.get("metric", {})
-    lines = [
-        f"# Investigation {state.session_id}: {r.get('status')}",
-        "",
-        f"Symptom: `{state.symptom.text}` — metric `{m.get('name')}` ({m.get('unit')}): "
-        f"bad {fmt(m.get('bad'))}, good {fmt(m.get('good'))}, after the fix "
-        f"{fmt(m.get('after_fix'))}. {r.get('launches')} launches.",
-        "",
-    ]
-    if r.get("culprits"):
+def _bullets(head: str, evidence: list[str]) -> list[str]:
+    return [head] + [f"  - {e}" for e in evidence]
+
+
+def _verdict_lines(r: InvestigationResult) -> list[str]:
+    """Culprits, dead ends dropped without a launch, and candidates cleared by experiment."""
+    lines = []
+    if r.culprits:
         lines += ["## Culprits", ""]
-        for c in r["culprits"]:
-            share = "-" if c["share"] is None else f"{c['share']:.0%}"
-            lines += [f"- **{c['id']}** ({c['kind']}, share {share}): {c['summary']}"]
-            lines += [f"  - {e}" for e in c["evidence"]]
-        if r.get("unexplained_share") is not None:
-            lines += ["", f"Unexplained share of the gap: {r['unexplained_share']:.0%}"]
+        for c in r.culprits:
+            share = "-" if c.share is None else f"{c.share:.0%}"
+            lines += _bullets(f"- **{c.id}** ({c.kind}, share {share}): {c.summary}", c.evidence)
+        if r.unexplained_share is not None:
+            lines += ["", f"Unexplained share of the gap: {r.unexplained_share:.0%}"]
         lines.append("")
-    if r.get("dropped"):
+    if r.dropped:
         lines += ["## Dropped without a launch", ""]
-        for d in r["dropped"]:
-            lines += [f"- **{d['candidate']}**: {d['reason']}"] + [
-                f"  - {e}" for e in d["evidence"]
-            ]
+        for d in r.dropped:
+            lines += _bullets(f"- **{d.candidate}**: {d.reason}", d.evidence)
         lines.append("")
-    if r.get("cleared"):
+    if r.cleared:
         lines += ["## Cleared by experiment", ""]
-        for c in r["cleared"]:
-            lines += [f"- **{c['candidate']}**"] + [f"  - {e}" for e in c["evidence"]]
+        for cleared in r.cleared:
+            lines += _bullets(f"- **{cleared.candidate}**", cleared.evidence)
         lines.append("")
+    return lines
+
+
+def render_markdown(state: InvestigationState) -> str:
+    r = InvestigationResult.model_validate(state.result)
+    m = r.metric
+    lines = [
+        f"# Investigation {state.session_id}: {r.status}",
+        "",
+        f"Symptom: `{state.symptom.text}` — metric `{m.name}` ({m.unit}): "
+        f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
+        f"{fmt(m.after_fix)}. {r.launches} launches.",
+        "",
+        *_verdict_lines(r),
+    ]
     lines += ["## Configurations measured", "", "| config | launches | mean |", "|---|---|---|"]
     for config in state.configs.values():
         if config.values:
             lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
-    if r.get("set_aside"):
+    if r.set_aside:
         lines += ["", "## Launches set aside (disturbed: not counted)", ""]
-        lines += [f"- {s['config']}, request {s['request']}: {s['why']}" for s in r["set_aside"]]
+        lines += [f"- {s.config}, request {s.request}: {s.why}" for s in r.set_aside]
     if state.claims:
         lines += ["", "## The model's claims, judged by measurement", ""]
         for claim in state.claims:
-            lines += [
-                f'- **{claim.candidate}** ({claim.weight:g}/10, "{claim.reason}"): {claim.status}'
-            ] + [f"  - {e}" for e in claim.evidence]
+            lines += _bullets(
+                f'- **{claim.candidate}** ({claim.weight:g}/10, "{claim.reason}"): {claim.status}',
+                claim.evidence,
+            )
     if state.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"

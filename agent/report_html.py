@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+from agent.result import InvestigationResult
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
 from tools.errors import ToolError
@@ -68,23 +69,24 @@ def _rows(items: list[list[str]]) -> str:
     )
 
 
-def render(state: InvestigationState) -> str:
-    r = state.result or {}
-    m = r.get("metric") or {}
+def _culprits(r: InvestigationResult) -> str:
     items = []
-    for c in r.get("culprits", []):
-        share = "-" if c["share"] is None else f"{c['share']:.0%}"
-        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in c["evidence"])
+    for c in r.culprits:
+        share = "-" if c.share is None else f"{c.share:.0%}"
+        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in c.evidence)
         items.append(
-            f"<li><b>{html.escape(c['id'])}</b> ({html.escape(c['kind'])}, share "
-            f"{share}): {html.escape(c['summary'])}<ul>{evidence}</ul></li>"
+            f"<li><b>{html.escape(c.id)}</b> ({html.escape(c.kind)}, share "
+            f"{share}): {html.escape(c.summary)}<ul>{evidence}</ul></li>"
         )
-    culprits = "".join(items)
+    return "".join(items)
+
+
+def _hypotheses(state: InvestigationState) -> str:
     spent = {
         cid: sum(len(cfg.launches) for cfg in state.configs.values() if cid in cfg.ids)
         for cid in state.hypotheses
     }
-    hypotheses = _rows(
+    return _rows(
         [
             [
                 h.candidate,
@@ -96,26 +98,30 @@ def render(state: InvestigationState) -> str:
             for h in sorted(state.hypotheses.values(), key=lambda h: -h.prior)
         ]
     )
-    dropped = _rows(
-        [[d["candidate"], d["reason"], "; ".join(d["evidence"])] for d in r.get("dropped", [])]
-    )
+
+
+def render(state: InvestigationState) -> str:
+    r = InvestigationResult.model_validate(state.result)
+    m = r.metric
+    culprits, hypotheses = _culprits(r), _hypotheses(state)
+    dropped = _rows([[d.candidate, d.reason, "; ".join(d.evidence)] for d in r.dropped])
 
     def fmt(value: float | None) -> str:
         return "-" if value is None else f"{value:.3g}"
 
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<title>debug-agent {html.escape(state.session_id)}: {html.escape(str(r.get("status")))}</title>
+<title>debug-agent {html.escape(state.session_id)}: {html.escape(str(r.status))}</title>
 <style>
 body {{ font: 15px/1.45 system-ui, sans-serif; max-width: 1000px; margin: 2em auto; }}
 #verdict {{ font-size: 1.5em; padding: .6em 1em; border-radius: 8px; background: #eef; }}
 table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 6px; text-align: left; vertical-align: top; }}
 </style></head><body>
-<div id="verdict">{html.escape(str(r.get("status")))}: {html.escape(state.symptom.text)} —
-{html.escape(state.metric)} bad {fmt(m.get("bad"))}, good {fmt(m.get("good"))},
-after the fix {fmt(m.get("after_fix"))} {html.escape(state.symptom.unit)}
-({r.get("launches")} launches)</div>
+<div id="verdict">{html.escape(str(r.status))}: {html.escape(state.symptom.text)} —
+{html.escape(state.metric)} bad {fmt(m.bad)}, good {fmt(m.good)},
+after the fix {fmt(m.after_fix)} {html.escape(state.symptom.unit)}
+({r.launches} launches)</div>
 <h2>Culprits</h2><ul id="culprits">{culprits or "<li>none named</li>"}</ul>
 <h2>Metric per launch</h2><figure id="chart">{_chart_svg(state)}</figure>
 <h2>Hypotheses</h2><table><tr><th>candidate</th><th>status</th><th>prior</th>

@@ -1,13 +1,13 @@
-"""Saved sessions: where they are, what each holds (from its transcript and result)."""
+"""Saved sessions: where they are, what each holds (from its transcript and result.json)."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.result import ResultSummary
 from agent.transcript import read_transcript
 from tools.errors import ToolError
 from tools.folders import state_dir
@@ -50,19 +50,28 @@ def session_info(path: Path) -> SessionInfo:
     loaded = read_transcript(path / "transcript.jsonl")
     header = loaded.header
     result_file = path / "result.json"
-    result = json.loads(result_file.read_text()) if result_file.exists() else {}
-    launches = result.get("launches", sum(e.get("kind") == "experiment" for e in loaded.events))
-    status = result.get("status") or ("interrupted" if loaded.events else "empty")
-    stamp = header.get("ts")
+    result = (
+        ResultSummary.model_validate_json(result_file.read_text())
+        if result_file.exists()
+        else ResultSummary()
+    )
+    launches = (
+        result.launches
+        if result.launches is not None
+        else sum(e.kind == "experiment" for e in loaded.events)
+    )
+    status = result.status or ("interrupted" if loaded.events else "empty")
+    stamp = header.ts
     date = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
+    target, symptom = header.target, header.symptom
     return SessionInfo(
         id=path.name,
         path=str(path),
         date=date,
-        target=str((header.get("target") or {}).get("repo", "?")),
-        symptom=str((header.get("symptom") or {}).get("text", "?")),
+        target=target.repo if target and target.repo is not None else "?",
+        symptom=symptom.text if symptom and symptom.text is not None else "?",
         status=status,
-        launches=int(launches),
+        launches=launches,
     )
 
 

@@ -3,7 +3,8 @@
 Line 1 is a header {"kind": "header", "schema": ...}; every other line is an event with
 `seq` (consecutive from 1), `ts`, `node`, `kind` (thought, tool_call, tool_result, hypothesis,
 experiment, verdict, user, error) and `payload`. Plain json reads it; `text` is the sentence a
-reviewer reads. Secrets are masked before anything is written.
+reviewer reads. Secrets are masked before anything is written. agent.events types the lines;
+`read_transcript` parses them into those models.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from agent.events import EVENT, Event, EventKind, TranscriptHeader
 from tools.errors import ToolError
 from tools.secrets import mask, remember
 
@@ -51,21 +53,21 @@ class Transcript:
         self._write({"kind": "header", "schema": SCHEMA, "ts": time.time(), **mask(payload)})
 
     def event(
-        self, node: str, kind: str, text: str, *, quiet: bool = False, **payload: Any
+        self, node: str, kind: EventKind, text: str, *, quiet: bool = False, **payload: Any
     ) -> None:
         """One event; `quiet` keeps it off the terminal (a summary line stands for many)."""
-        self.seq += 1
         text = mask(text)
-        self._write(
-            {
-                "seq": self.seq,
-                "ts": round(time.time(), 3),
-                "node": node,
-                "kind": kind,
-                "text": text,
-                "payload": mask(payload),
-            }
-        )
+        record = {
+            "seq": self.seq + 1,
+            "ts": round(time.time(), 3),
+            "node": node,
+            "kind": kind,
+            "text": text,
+            "payload": mask(payload),
+        }
+        EVENT.validate_python(record)  # a kind the readers know (a ValidationError if not)
+        self._write(record)
+        self.seq += 1
         if self.echo and not quiet:
             self.echo(node, kind, text)
 
@@ -82,15 +84,13 @@ class TranscriptError(ToolError):
 
 
 class Loaded(BaseModel):
-    header: dict
-    events: list[dict]
+    header: TranscriptHeader
+    events: list[Event]
     torn: bool  # the last line was cut (a writer killed mid-line): it is skipped
 
 
-def read_transcript(path: Path) -> Loaded:
-    """A transcript, tolerating a torn last line; a newer schema is a clear error."""
-    if not path.exists():
-        raise TranscriptError(f"no transcript at {path}")
+def _records(path: Path) -> tuple[list[dict], bool]:
+    """The JSON lines, and whether the last one was cut (then skipped)."""
     lines = path.read_text(errors="replace").splitlines()
     records, torn = [], False
     for number, line in enumerate(lines, 1):
@@ -101,7 +101,11 @@ def read_transcript(path: Path) -> Loaded:
                 torn = True
                 continue
             raise TranscriptError(f"{path}:{number} is not a JSON line") from None
-    if not records or records[0].get("kind") != "header":
+    return records, torn
+
+
+def _check_schema(path: Path, records: list[dict]) -> None:
+    if not records or not isinstance(records[0], dict) or records[0].get("kind") != "header":
         raise TranscriptError(f"{path} has no header line")
     schema = str(records[0].get("schema", ""))
     name, _, version = schema.partition("/")
@@ -112,4 +116,20 @@ def read_transcript(path: Path) -> Loaded:
             f"{path} uses transcript schema {schema}, newer than this "
             f"debug-agent reads ({SCHEMA}): upgrade debug-agent"
         )
-    return Loaded(header=records[0], events=records[1:], torn=torn)
+
+
+def read_transcript(path: Path) -> Loaded:
+    """A transcript, tolerating a torn last line; a newer schema is a clear error."""
+    if not path.exists():
+        raise TranscriptError(f"no transcript at {path}")
+    records, torn = _records(path)
+    _check_schema(path, records)
+    try:
+        return Loaded.model_validate({"header": records[0], "events": records[1:], "torn": torn})
+    except ValidationError as e:
+        where = e.errors()[0]["loc"]
+        at = where[1] if where[0] == "events" and len(where) > 1 else None  # the event's index
+        line = f"{path}:{at + 2}" if isinstance(at, int) else str(path)
+        raise TranscriptError(
+            f"{line} is not a transcript line this debug-agent reads: {e.errors()[0]['msg']}"
+        ) from None

@@ -1,0 +1,135 @@
+"""The result of an investigation, typed: what `investigate --json` prints and result.json holds.
+
+`agent.report.finish` builds an `InvestigationResult` and keeps its `model_dump()` (a plain
+dict, secrets masked) as `state.result`; readers (report.md, report.html) validate it back
+into the model, the session list into `ResultSummary` (a re-run's result.json is another
+shape). The field order is the JSON's key order.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+from agent.symptom import Symptom
+
+# agent.state's Status and Claim, repeated so that reading a result stays light (the session
+# list, replay); tests/agent/test_result.py keeps them in step
+Status = Literal["confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted"]
+
+
+class Claim(BaseModel):
+    """What the LLM asserted, and whether the measurements support it."""
+
+    candidate: str
+    weight: float
+    reason: str
+    status: Literal["open", "supported", "refuted", "unresolved"] = "open"
+    evidence: list[str] = Field(default_factory=list)
+
+
+class ResultTarget(BaseModel):
+    repo: str
+    good: str  # the good ref as configured (or given with --good)
+
+
+class MetricResult(BaseModel):
+    name: str
+    unit: str
+    bad: float | None  # mean of the bad state's counted launches
+    good: float | None
+    after_fix: float | None  # with exactly the culprits reverted; None without culprits
+
+
+class Culprit(BaseModel):
+    kind: str  # the candidate's kind: hunk, env, ...
+    id: str
+    file: str  # the file, or the env variable's name
+    summary: str
+    share: float | None  # the share of the gap it restores, in [0, 1]
+    evidence: list[str]
+
+
+class DroppedResult(BaseModel):
+    """A candidate dropped before any launch (relevance evidence)."""
+
+    candidate: str
+    file: str | None
+    reason: str
+    evidence: list[str]
+
+
+class ClearedResult(BaseModel):
+    """A candidate cleared by experiment."""
+
+    candidate: str
+    evidence: list[str]
+
+
+class SetAside(BaseModel):
+    """A launch set aside as disturbed: kept, not counted."""
+
+    config: str  # the configuration's label
+    request: int
+    value: float
+    why: str
+
+
+class LLMResult(BaseModel):
+    """The LLM reasoner's model, usage and claims; `narrative` once the model wrote one."""
+
+    model_config = ConfigDict(extra="allow")  # usage counters beyond these stay as they are
+
+    model: str
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    claims: list[Claim]
+    narrative: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _claims_last(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The keys in the order the engine writes them: the model and its usage counters
+        (any beyond those typed here too), then the claims, then the narrative, which
+        finish() leaves out and the graph's report node adds (possibly null)."""
+        data = handler(self)
+        if not isinstance(data, dict):
+            return data
+        tail = {key: data.pop(key) for key in ("claims", "narrative") if key in data}
+        if "narrative" not in self.model_fields_set:
+            tail.pop("narrative", None)
+        return {**data, **tail}
+
+
+class InvestigationResult(BaseModel):
+    session: str
+    session_dir: str
+    target: ResultTarget
+    status: Status
+    symptom: Symptom
+    metric: MetricResult
+    culprits: list[Culprit]
+    unexplained_share: float | None  # the gap the culprits leave unexplained, in [0, 1]
+    dropped: list[DroppedResult]
+    cleared: list[ClearedResult]
+    launches: int
+    set_aside: list[SetAside] = []  # absent from results older than disturbed launches
+    experiments: int
+    notes: list[str]
+    llm: LLMResult | None = None  # absent from results older than the LLM reasoner
+
+
+class ResultSummary(BaseModel):
+    """What the session list reads from any result.json: an investigation's
+    (`InvestigationResult`) or a re-run's (`replay --rerun`, which has no metric or culprits)."""
+
+    status: str | None = None
+    launches: int | None = None
