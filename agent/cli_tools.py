@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from tools.config import TargetConfig
+    from tools.gpu.info import GpuInfo
+    from tools.repo.target import Target
 
 ConfigOpt = Annotated[
     Path, typer.Option("--config", help="The target config (default: ./debug-agent.toml).")
@@ -17,19 +23,19 @@ ConfigOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 
 
-def _load(config_path: Path):
+def _load(config_path: Path) -> Target:
     from tools.config import load_config
-    from tools.repo.target import target_candidates
+    from tools.repo.target import Target
 
     config = load_config(config_path)
     config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
-    cands = target_candidates(config, config_dir)
-    if not cands.candidates:
+    target = Target.load(config, config_dir)
+    if not target.cands.candidates:
         raise ToolError(
             f"no difference between the working tree and the good ref "
             f"{config.target.good!r}, and no env or arg difference: nothing to test"
         )
-    return config, config_dir, cands
+    return target
 
 
 def _checked_arg(arg: str) -> str:
@@ -61,7 +67,7 @@ def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False)
     """List the candidates (hunks, env and server-arg differences) with their stable ids."""
     from tools.secrets import mask
 
-    cands = mask(_load(config)[2])
+    cands = mask(_load(config).cands)
     if as_json:
         typer.echo(
             json.dumps(
@@ -110,35 +116,24 @@ def experiment(
 ) -> None:
     """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
     from agent.views import experiment_progress, experiment_summary
-    from tools.experiment import ExperimentSpec, run_experiment
+    from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
     from tools.folders import new_run_dir, sessions_root
     from tools.secrets import mask
 
-    target, config_dir, cands = _load(config)
+    target = _load(config)
     spec = ExperimentSpec(
         reverted=_split_ids(revert),
         applied=_split_ids(apply),
         env=_parse_env(env),
         args=[_checked_arg(a) for a in arg],
     )
-    cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
-    run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(cands.repo)), "experiment")
-    name = metric or _default_metric(target)
-    with experiment_progress(
-        enabled=not as_json, requests=samples or target.bench.requests, launches=launches
-    ) as progress:
-        result = run_experiment(
-            target,
-            config_dir,
-            cands,
-            spec,
-            name,
-            run_dir,
-            samples,
-            launches,
-            on_phase=progress.phase,
-            on_request=progress.request,
-        )
+    target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
+    run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), "experiment")
+    name = metric or _default_metric(target.config)
+    requests = samples or target.config.bench.requests
+    with experiment_progress(enabled=not as_json, requests=requests, launches=launches) as bar:
+        options = ExperimentOptions(metric=name, requests=samples, launches=launches, progress=bar)
+        result = run_experiment(target, spec, run_dir, options)
     result = mask(result)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -146,7 +141,7 @@ def experiment(
         experiment_summary(result)
 
 
-def _default_metric(config) -> str | None:
+def _default_metric(config: TargetConfig) -> str | None:
     if config.bench.kind == "command":
         return config.bench.metric
     if config.symptom.default:
@@ -232,41 +227,17 @@ def paths(
     as_json: JsonOpt = False,
 ) -> None:
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
-    import re
-
     from tools.code_paths.evidence import classify, package_root
-    from tools.gpu.info import parse_gpu_option, query_here
-    from tools.gpu.log import gpu_from_log
-    from tools.sglang.log import parse_log_file
 
     if repo is None or not files:
-        config, config_dir, cands = _load(Path("debug-agent.toml"))
-        from tools.repo.target import target_repo
-
-        repo = repo or target_repo(config, config_dir)
-        files = files or sorted({c.file for c in cands.candidates if c.file})
-    server_args, line, text = None, None, ""
-    if log is not None:
-        if not log.is_file():
-            raise ToolError(f"no such log file: {log}")
-        server_args = parse_log_file(log).server_args
-        text = log.read_text(errors="replace")
-        line = next(
-            (n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None
-        )
+        target = _load(Path("debug-agent.toml"))
+        repo = repo or target.source_dir()
+        files = files or sorted({c.file for c in target.cands.candidates if c.file})
+    server_args, line, text = _startup_log(log)
     if arch is None:
         found = re.search(r"Load weight end\. type=(\w+)", text)
         arch = found.group(1) if found else None
-    if gpu == "local":
-        device = query_here()
-        if device is None:
-            raise ToolError("--gpu local: neither nvidia-smi nor ROCm's tools answered here")
-    else:  # an explicit value wins over what the log shows
-        device = (
-            parse_gpu_option(gpu)
-            if gpu
-            else (gpu_from_log(text, f"log {log.name}") if log is not None else None)
-        )
+    device = _device(gpu, text, log)
     report = classify(files, package_root(repo), server_args, line, arch, device)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
@@ -277,6 +248,34 @@ def paths(
         typer.echo(f"{verdict.status:>7}  {verdict.path}")
         for evidence in verdict.evidence:
             typer.echo(f"         - {evidence}")
+
+
+def _startup_log(log: Path | None) -> tuple[dict | None, int | None, str]:
+    """The log's server_args, the line of its dump, and its text (all empty without a log)."""
+    from tools.sglang.log import parse_log_file
+
+    if log is None:
+        return None, None, ""
+    if not log.is_file():
+        raise ToolError(f"no such log file: {log}")
+    text = log.read_text(errors="replace")
+    line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
+    return parse_log_file(log).server_args, line, text
+
+
+def _device(gpu: str | None, text: str, log: Path | None) -> GpuInfo | None:
+    """The GPU: asked here (`local`), given (`--gpu` wins over the log), or read from the log."""
+    from tools.gpu.info import parse_gpu_option, query_here
+    from tools.gpu.log import gpu_from_log
+
+    if gpu == "local":
+        device = query_here()
+        if device is None:
+            raise ToolError("--gpu local: neither nvidia-smi nor ROCm's tools answered here")
+        return device
+    if gpu:
+        return parse_gpu_option(gpu)
+    return gpu_from_log(text, f"log {log.name}") if log is not None else None
 
 
 def init(

@@ -31,18 +31,21 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     root = Path(repo.working_tree_dir or ".")
     said = []
     for c in state.candidates:
-        p = prior(c, state.metric, state.facts.server_args if state.facts else None)
+        facts = state.facts
+        if facts is None:  # gather reads the facts before this phase
+            raise RuntimeError("hypothesize needs the facts of the bad state (gather)")
+        p = prior(c, state.metric, facts.server_args)
         hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
         if c.kind == "hunk":
             verdict = assess(
                 c,
-                state.facts,
+                facts,
                 _good_source(repo, state.good_sha, c.file or ""),
                 _bad_source(root, c.file or ""),
                 root,
             )
         else:
-            verdict = assess(c, state.facts, None, [])
+            verdict = assess(c, facts, None, [])
         if verdict.on_path is False:
             hypothesis.status = "dropped"
             hypothesis.evidence = verdict.evidence

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from agent.state import Config, InvestigationState, Request, config_key
-from agent.stats import Noise, Score, pooled_noise, score
+from agent.state import Base, Config, InvestigationState, Request, config_key
+from agent.stats import Noise, Score, Verdict, pooled_noise, score
 
 PRIOR_CV = 0.03  # assumed launch-to-launch noise until replicates measure it (provisional only)
 PRIOR_DF = 10
 MAX_LAUNCHES_PER_CONFIG = 4
+# a config judged restored stands with the good reference; one judged unchanged with the bad
+_LEVEL_OF: dict[Verdict, Base] = {"restored": "good", "none": "bad"}
 
 
 def all_ids(state: InvestigationState) -> set[str]:
@@ -26,6 +28,9 @@ def ensure_config(state: InvestigationState, held: set[str]) -> Config:
     if key not in state.configs:
         everything = all_ids(state)
         reverted, applied = sorted(everything - held), sorted(held)
+        label: str
+        base: Base
+        ids: list[str]
         if held == everything:
             label, base, ids = "bad", "bad", []
         elif not held:
@@ -111,4 +116,4 @@ def update_levels(state: InvestigationState) -> None:
         if config.key in (state.bad_key, state.good_key) or not config.values:
             continue
         verdict = between(state, config.key, state.bad_key, state.good_key).verdict
-        config.level = {"restored": "good", "none": "bad"}.get(verdict)
+        config.level = _LEVEL_OF.get(verdict)

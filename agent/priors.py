@@ -106,19 +106,20 @@ class Prior(BaseModel):
     reasons: list[str]
 
 
+def _code(lines: list[str]) -> list[str]:
+    """The lines that hold code: neither blank nor a comment."""
+    return [line for line in lines if line.strip() and not line.lstrip().startswith("#")]
+
+
 def _changed(c: Candidate) -> list[str]:
-    return [
-        row[1:]
-        for row in c.patch.splitlines()[3:]
-        if row[:1] in "+-" and row[1:].strip() and not row[1:].lstrip().startswith("#")
-    ]
+    return _code(c.changed_lines())
 
 
 def _in_effect(c: Candidate, server_args: dict | None) -> list[str]:
     """Values this hunk writes that the bad state's resolved server_args show in effect."""
     if not server_args:
         return []
-    added = " ".join(r[1:] for r in c.patch.splitlines()[3:] if r.startswith("+"))
+    added = " ".join(c.added_lines())
     literals = {m.strip("'\"") for m in _STRING.findall(added)}
     return sorted(
         f"{key}={value!r}"
@@ -179,16 +180,8 @@ def _tokens(lines: list[str]) -> tuple[list[str], list[str], set[str]]:
 
 
 def _looks_like_refactor(c: Candidate) -> bool:
-    removed = [
-        r[1:]
-        for r in c.patch.splitlines()[3:]
-        if r.startswith("-") and r[1:].strip() and not r[1:].lstrip().startswith("#")
-    ]
-    added = [
-        r[1:]
-        for r in c.patch.splitlines()[3:]
-        if r.startswith("+") and r[1:].strip() and not r[1:].lstrip().startswith("#")
-    ]
+    removed = _code(c.removed_lines())
+    added = _code(c.added_lines())
     return bool(removed and added) and _tokens(removed) == _tokens(added)
 
 

@@ -90,11 +90,10 @@ def _branches(c: Candidate, bad_source: list[str]) -> tuple[int, list[Branch]] |
 
 def _first_changed_line(c: Candidate) -> int | None:
     """Line number, in the bad file, of the hunk's first added line."""
-    match = re.search(r"^@@ -\d+(?:,\d+)? \+(\d+)", c.header or "")
-    if not match:
+    line = c.new_start()
+    if line is None:
         return None
-    line = int(match.group(1))
-    for row in c.patch.splitlines()[3:]:
+    for row in c.body_lines():
         if row.startswith("+"):
             return line
         if not row.startswith("-"):
@@ -104,7 +103,10 @@ def _first_changed_line(c: Candidate) -> int | None:
 
 def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Relevance | None:
     found = _branches(c, bad_source) if facts.architectures else None
-    for branch in found[1] if found else []:
+    if found is None:
+        return None
+    line, branches = found
+    for branch in branches:
         named = _ARCH.findall(branch.header)
         if branch.taken and named and not set(named) & set(facts.architectures):
             return Relevance(
@@ -112,7 +114,7 @@ def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Re
                 on_path=False,
                 reason="branch for another model architecture",
                 evidence=[
-                    f"{c.file}:{found[0]} sits under `{branch.header}`",
+                    f"{c.file}:{line} sits under `{branch.header}`",
                     f"the server runs {facts.architectures[0]} (/model_info)",
                     *_args_quote(facts, "model_path"),
                 ],
@@ -157,7 +159,7 @@ def _strip_docstrings(tree: ast.AST) -> str:
             isinstance(body, list)
             and body
             and isinstance(body[0], ast.Expr)
-            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         ):
             body[0] = ast.Pass()
@@ -187,10 +189,8 @@ def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
 
 def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
     lines = source.splitlines(keepends=True)
-    match = re.search(r"^@@ -(\d+)(?:,(\d+))?", c.header or "")
-    start = int(match.group(1)) if match else 1
-    length = int(match.group(2)) if match and match.group(2) is not None else 1
-    new = [row[1:] + "\n" for row in c.patch.splitlines()[3:] if row[:1] in (" ", "+")]
+    start, length = c.old_range() or (1, 1)
+    new = [line + "\n" for line in c.new_lines()]
     index = start - 1 if length else start
     return source, "".join(lines[:index] + new + lines[index + length :])
 

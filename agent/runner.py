@@ -1,4 +1,5 @@
-"""Launches for the investigation: one config, one server launch, one benchmark (via tools)."""
+"""Launches for the investigation: one state of the target, one server launch, one benchmark
+(via tools)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from pathlib import Path
 from agent.state import Config, InvestigationState, Launch
 from agent.stats import launch_value
 from tools.config import TargetConfig
-from tools.experiment import ExperimentResult, ExperimentSpec, run_experiment
+from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
+from tools.progress import ProgressCallbacks
 from tools.repo.candidates import CandidateSet
+from tools.repo.target import Target
 
 
 class Runner:
@@ -23,37 +26,39 @@ class Runner:
         on_phase: Callable[[str], None] | None = None,
         on_request: Callable[[int, int], None] | None = None,
     ) -> None:
-        self.config = config
-        self.config_dir = config_dir
-        self.cands = cands
-        self.on_phase = on_phase
-        self.on_request = on_request
+        self.target = Target(config, config_dir, cands)
+        self.progress = ProgressCallbacks(on_phase, on_request)
+
+    @property
+    def config(self) -> TargetConfig:
+        return self.target.config
+
+    @property
+    def config_dir(self) -> Path:
+        return self.target.config_dir
+
+    @property
+    def cands(self) -> CandidateSet:
+        return self.target.cands
 
     def launch(
-        self, state: InvestigationState, config: Config, request: int, trace: bool = False
+        self, state: InvestigationState, variant: Config, planned: int, trace: bool = False
     ) -> tuple[Launch, ExperimentResult]:
+        """One launch of `variant` (a state of the target), for the planned launch numbered
+        `planned` (its output folder, and the launch's record of what asked for it)."""
         spec = (
-            ExperimentSpec(base="bad", reverted=config.ids)
-            if config.base == "bad"
-            else ExperimentSpec(base="good", applied=config.ids)
+            ExperimentSpec(base="bad", reverted=variant.ids)
+            if variant.base == "bad"
+            else ExperimentSpec(base="good", applied=variant.ids)
         )
-        out = Path(state.session_dir) / "launches" / f"{request:03d}"
-        result = run_experiment(
-            self.config,
-            self.config_dir,
-            self.cands,
-            spec,
-            state.metric,
-            out,
-            trace=trace,
-            on_phase=self.on_phase,
-            on_request=self.on_request,
-        )
+        out = Path(state.session_dir) / "launches" / f"{planned:03d}"
+        options = ExperimentOptions(metric=state.metric, trace=trace, progress=self.progress)
+        result = run_experiment(self.target, spec, out, options)
         launch = Launch(
             value=self.value_of(result, state),
             samples=result.metric.samples,
             log=result.log,
-            request=request,
+            request=planned,
         )
         return launch, result
 

@@ -139,19 +139,33 @@ def calibrate(
     p = p_equal(level(bad), len(bad), level(good), len(good), noise)
     worse_sign = 1 if worse == "higher" else -1
     floor = max(math.log1p(MIN_RELATIVE_GAP), 3 * noise.sigma if noise.df else 0.0)
-    common = dict(bad=b, good=g, gap=math.expm1(log_gap), noise=noise, p=p)
+    gap = math.expm1(log_gap)
     said = (
-        f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "
+        f"bad {b:.3g} vs good {g:.3g} ({gap:+.1%}), launch noise "
         f"{noise.sigma:.1%} from {noise.df} df, p = {p:.2g}"
     )
     if p <= ALPHA and log_gap * worse_sign >= floor:
-        return Calibration(status="regression", reason=said, **common)
+        return Calibration(
+            status="regression", bad=b, good=g, gap=gap, noise=noise, p=p, reason=said
+        )
     if min(len(bad), len(good)) >= max_each or (
         noise.df and abs(log_gap) < floor and p > ALPHA and min(len(bad), len(good)) >= 3
     ):
         return Calibration(
             status="no_regression",
+            bad=b,
+            good=g,
+            gap=gap,
+            noise=noise,
+            p=p,
             reason=(f"{said}: the gap is within noise or under {MIN_RELATIVE_GAP:.0%}"),
-            **common,
         )
-    return Calibration(status="unknown", reason="need another pair of launches", **common)
+    return Calibration(
+        status="unknown",
+        bad=b,
+        good=g,
+        gap=gap,
+        noise=noise,
+        p=p,
+        reason="need another pair of launches",
+    )

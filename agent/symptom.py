@@ -64,7 +64,8 @@ def parse_symptom(text: str) -> Symptom:
         raise SymptomError(f"cannot read the symptom {text!r}; accepted forms: {ACCEPTED}")
     _, unit, direction = METRICS[metric]
     with_unit = [n for n in numbers if n[1]]
-    bad = _value_in_unit(*(with_unit or numbers)[0], unit)
+    number, number_unit = (with_unit or numbers)[0]  # each found number is (value, its unit)
+    bad = _value_in_unit(number, number_unit, unit)
     good = None
     went = re.search(r"from\s*" + _NUMBER + r"\s*to\s*" + _NUMBER, lowered)
     was = re.search(r"(?:was|vs\.?|baseline)\s*" + _NUMBER, lowered)

@@ -29,49 +29,65 @@ def candidates_table(cands: CandidateSet) -> None:
     console.print(table)
 
 
-class _Progress:
-    def __init__(self, progress: Progress | None, requests: int, launches: int) -> None:
-        self.progress = progress
-        self.requests = requests
-        self.launch = 0
+class LaunchProgress:
+    """One progress line over launches: which launch (of how many, when known), whether its
+    server loads or its benchmark runs, and the benchmark's requests done. Without a bar it
+    shows nothing. A tools.progress.Progress, for the experiment command and investigations.
+    """
+
+    def __init__(
+        self,
+        bar: Progress | None,
+        first: str,
+        requests: int | None = None,
+        launches: int | None = None,
+    ) -> None:
+        self.bar = bar
         self.launches = launches
-        self.task = progress.add_task("preparing worktree", total=requests) if progress else None
+        self.launch = 0
+        self.task = bar.add_task(first, total=requests) if bar is not None else None
 
     def phase(self, name: str) -> None:
-        if self.progress is None or self.task is None:
+        if self.bar is None or self.task is None:
             return
         if name == "loading":
             self.launch += 1
-            label = f"launch {self.launch}/{self.launches}: server loading"
-            self.progress.update(self.task, description=label, completed=0)
+            self.bar.update(self.task, description=self._label("server loading"), completed=0)
         else:
-            self.progress.update(
-                self.task, description=f"launch {self.launch}/{self.launches}: benchmark"
-            )
+            self.bar.update(self.task, description=self._label("benchmark"))
+
+    def _label(self, what: str) -> str:
+        of = f"/{self.launches}" if self.launches is not None else ""
+        return f"launch {self.launch}{of}: {what}"
 
     def request(self, done: int, total: int) -> None:
-        if self.progress is not None and self.task is not None:
-            self.progress.update(self.task, completed=done, total=total)
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=done, total=total)
 
 
-@contextmanager
-def experiment_progress(enabled: bool, requests: int, launches: int) -> Iterator[_Progress]:
-    if not enabled:
-        yield _Progress(None, requests, launches)
-        return
-    with Progress(
+def progress_bar(console: Console) -> Progress:
+    """The bar a LaunchProgress draws on (gone once done)."""
+    return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
-    ) as bar:
-        yield _Progress(bar, requests, launches)
+    )
+
+
+@contextmanager
+def experiment_progress(enabled: bool, requests: int, launches: int) -> Iterator[LaunchProgress]:
+    if not enabled:
+        yield LaunchProgress(None, "preparing worktree", requests, launches)
+        return
+    with progress_bar(Console(stderr=True)) as bar:
+        yield LaunchProgress(bar, "preparing worktree", requests, launches)
 
 
 def experiment_summary(result: ExperimentResult) -> None:
-    spec = result.config
+    spec = result.spec
     state = (
         f"reverted {', '.join(spec.reverted)}"
         if spec.reverted

@@ -11,26 +11,32 @@ import shlex
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tools.argv import set_option
 from tools.bench.serving import Metric, RequestSample
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.gpu.info import GpuInfo, query_gpu
-from tools.measure import measure
+from tools.measure import LaunchPlan, Measurement, measure
 from tools.node.nodes import Node, open_node
 from tools.node.ssh_host import HostLost
 from tools.proc.import_trace import ImportTrace
 from tools.proc.worker_env import WorkerEnv
+from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
+from tools.repo.target import Target
 from tools.secrets import mask_files
 
 
 class ExperimentSpec(BaseModel):
+    """The tree and launch under test: a base side, with candidates reverted from the bad
+    side or applied to the good side, plus extra env and server args."""
+
     base: Literal["bad", "good"] | None = None  # default: good when anything is applied
     reverted: list[str] = Field(default_factory=list)
     applied: list[str] = Field(default_factory=list)
@@ -46,7 +52,12 @@ class MetricSummary(BaseModel):
 
 
 class ExperimentResult(BaseModel):
-    config: ExperimentSpec
+    # `spec` is written and read as "config" (the key every JSON result has always had)
+    model_config = ConfigDict(
+        validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
+
+    spec: ExperimentSpec = Field(alias="config")
     metric: MetricSummary
     metrics: dict[str, Metric]
     launches: int
@@ -113,142 +124,129 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
 LAUNCH_ENV = "DEBUG_AGENT_LAUNCH"
 
 
+@dataclass(frozen=True)
+class ExperimentOptions:
+    """How an experiment measures its state (which state: the ExperimentSpec)."""
+
+    metric: str | None = None  # the one reported (default: verify_ms where measured, else tok_s)
+    requests: int | None = None  # benchmark requests per launch (default: [bench] requests)
+    launches: int = 1  # replicates
+    trace: bool = False  # also: what the processes imported, what the node's GPU is
+    progress: Progress | None = None
+
+
 def run_experiment(
-    config: TargetConfig,
-    config_dir: Path,
-    cands: CandidateSet,
+    target: Target,
     spec: ExperimentSpec,
-    metric: str | None,
     out_dir: Path,
-    samples: int | None = None,
-    launches: int = 1,
-    trace: bool = False,
-    on_phase: Callable[[str], None] | None = None,
-    on_request: Callable[[int, int], None] | None = None,
+    options: ExperimentOptions | None = None,
 ) -> ExperimentResult:
-    """Build the state in a scratch worktree, launch and bench it `launches` times, clean up.
+    """Build the state in a scratch worktree, launch and bench it `options.launches` times,
+    clean up.
 
     On a remote node, a connection lost mid-experiment discards it (nothing of it is counted;
     the node's supervisor stops what it ran) and it is run once more on a new connection.
     """
+    options = options or ExperimentOptions()
     try:
-        return _run(
-            config,
-            config_dir,
-            cands,
-            spec,
-            metric,
-            out_dir,
-            samples,
-            launches,
-            trace,
-            on_phase,
-            on_request,
-        )
+        return _run(target, spec, out_dir, options)
     except HostLost as e:
         why = f"first attempt discarded: {e}"
         (out_dir / "retried.txt").write_text(why + "\n")
     try:
-        result = _run(
-            config,
-            config_dir,
-            cands,
-            spec,
-            metric,
-            out_dir,
-            samples,
-            launches,
-            trace,
-            on_phase,
-            on_request,
-        )
+        result = _run(target, spec, out_dir, options)
     except HostLost as e:
         raise HostLost(f"{e} (twice; the experiment was not counted)") from None
     return result.model_copy(update={"retried": why})
 
 
+class _Launched(NamedTuple):
+    measured: list[Measurement]
+    logs: list[str]
+    imports: ImportTrace | None
+    gpu: GpuInfo | None
+
+
 def _run(
-    config: TargetConfig,
-    config_dir: Path,
-    cands: CandidateSet,
-    spec: ExperimentSpec,
-    metric: str | None,
-    out_dir: Path,
-    samples: int | None,
-    launches: int,
-    trace: bool,
-    on_phase: Callable[[str], None] | None,
-    on_request: Callable[[int, int], None] | None,
+    target: Target, spec: ExperimentSpec, out_dir: Path, options: ExperimentOptions
 ) -> ExperimentResult:
     start = time.monotonic()
-    state = _state(config, cands, spec)
+    state = _state(target.config, target.cands, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
-    measured, logs = [], []
     try:
-        with (
-            open_node(config, config_dir, out_dir) as node,
-            node.worktree(
-                cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch"
-            ) as tree,
-        ):
-            cwd = tree / node.subdir
-            env = node.traced_env(state.env, cwd) if trace else state.env
-            for i in range(launches):
-                log = out_dir / f"server-{i + 1}.log"
-                logs.append(str(log))
-                measured.append(
-                    measure(
-                        config,
-                        node,
-                        cwd,
-                        log,
-                        transform_argv=state.argv,
-                        launch_env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
-                        command=state.command,
-                        requests=samples,
-                        before_stop=_trace_waiter(node) if trace else None,
-                        on_phase=on_phase,
-                        on_request=on_request,
-                        watch_env=env_names(cands),
-                    )
-                )
-            imports = node.read_trace(tree) if trace else None
-            gpu = (
-                query_gpu(
-                    lambda command: node.shell(command, cwd, {}, 20.0),
-                    "the node" if config.host else "this machine",
-                )
-                if trace
-                else None
-            )
+        launched = _launch(target, state, out_dir, options)
     finally:
         mask_files(out_dir)  # what the server printed stays, its secrets do not
+    measured = launched.measured
     pooled = _pool([m.bench.metrics for m in measured])
-    if metric is None:  # the speculative cycle when there is one, else throughput
-        metric = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
-    if metric not in pooled:
-        raise ToolError(
-            f"the benchmark did not measure {metric!r}; it measured: {', '.join(sorted(pooled))}"
-        )
+    metric = _metric(options.metric, pooled)
     chosen = pooled[metric]
     return ExperimentResult(
-        config=spec,
+        spec=spec,
         metric=MetricSummary(
             name=metric, unit=chosen.unit, median=chosen.median, samples=chosen.samples
         ),
         metrics=pooled,
-        launches=launches,
-        log=logs[-1],
-        logs=logs,
+        launches=options.launches,
+        log=launched.logs[-1],
+        logs=launched.logs,
         hunks=[h.id for h in state.hunks],
-        good_sha=cands.good_sha,
+        good_sha=target.cands.good_sha,
         samples=[s for m in measured for s in m.bench.samples],
         worker_env=measured[-1].worker_env,
         model_info=measured[-1].model_info,
-        import_trace=imports,
-        gpu=gpu,
+        import_trace=launched.imports,
+        gpu=launched.gpu,
         wall_s=time.monotonic() - start,
     )
+
+
+def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOptions) -> _Launched:
+    """The state's tree on the node, launched and benched `options.launches` times."""
+    config, trace = target.config, options.trace
+    measured, logs = [], []
+    with (
+        open_node(config, target.config_dir, out_dir) as node,
+        node.worktree(
+            target.cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch"
+        ) as tree,
+    ):
+        cwd = tree / node.subdir
+        env = node.traced_env(state.env, cwd) if trace else state.env
+        for i in range(options.launches):
+            log = out_dir / f"server-{i + 1}.log"
+            logs.append(str(log))
+            plan = LaunchPlan(
+                command=state.command,
+                transform_argv=state.argv,
+                env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
+                watch_env=env_names(target.cands),
+                requests=options.requests,
+                before_stop=_trace_waiter(node) if trace else None,
+            )
+            measured.append(measure(config, node, cwd, log, plan, options.progress))
+        imports = node.read_trace(tree) if trace else None
+        gpu = (
+            query_gpu(
+                lambda command: node.shell(command, cwd, {}, 20.0),
+                "the node" if config.host else "this machine",
+            )
+            if trace
+            else None
+        )
+    return _Launched(measured, logs, imports, gpu)
+
+
+def _metric(wanted: str | None, pooled: dict[str, Metric]) -> str:
+    """The metric to report: the one asked for, else the speculative cycle when there is one,
+    else throughput."""
+    if wanted is None:
+        wanted = next((m for m in ("verify_ms", "tok_s") if m in pooled), next(iter(pooled)))
+    if wanted not in pooled:
+        raise ToolError(
+            f"the benchmark did not measure {wanted!r}; it measured: {', '.join(sorted(pooled))}"
+        )
+    return wanted
 
 
 def env_names(cands: CandidateSet) -> frozenset[str]:

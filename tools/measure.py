@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 import httpx
@@ -12,10 +13,11 @@ from pydantic import BaseModel
 from tools.argv import option_value
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchResult, auth_headers, run_http_bench
-from tools.config import TargetConfig
+from tools.config import BenchSection, TargetConfig
 from tools.errors import ToolError
 from tools.node.nodes import Node
 from tools.proc.worker_env import WorkerEnv
+from tools.progress import Progress
 
 
 def launch_port(command: str, free_port: Callable[[], int]) -> int:
@@ -51,6 +53,18 @@ def model_info(base_url: str, api_key: str | None = None) -> dict | None:
     return None
 
 
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What one launch runs, when it is not the config's [launch] as is."""
+
+    command: str | None = None  # the command line template (default: [launch] command)
+    transform_argv: Callable[[list[str]], list[str]] | None = None  # edits the command line
+    env: dict[str, str] | None = None  # replaces [launch] env
+    watch_env: frozenset[str] = frozenset()  # more variables to read from the workers
+    requests: int | None = None  # benchmark requests (default: [bench] requests)
+    before_stop: Callable[[int], None] | None = None  # called with the server's pid
+
+
 class Measurement(BaseModel):
     argv: list[str]
     env: dict[str, str]
@@ -66,58 +80,42 @@ def measure(
     node: Node,
     cwd: PurePath,
     log_path: Path,
-    transform_argv: Callable[[list[str]], list[str]] | None = None,
-    launch_env: dict[str, str] | None = None,
-    command: str | None = None,
-    requests: int | None = None,
-    before_stop: Callable[[int], None] | None = None,
-    on_phase: Callable[[str], None] | None = None,
-    on_request: Callable[[int, int], None] | None = None,
-    watch_env: frozenset[str] = frozenset(),
+    plan: LaunchPlan | None = None,
+    progress: Progress | None = None,
 ) -> Measurement:
-    """Launch `config`'s command (or `command`) in `cwd` on `node`, bench it, stop it.
+    """Launch `config`'s command (or the plan's) in `cwd` on `node`, bench it, stop it.
 
-    `transform_argv` edits the command line, `launch_env` replaces [launch] env; the workers'
-    environment is read for the usual prefixes, the config's variables and `watch_env`.
+    The workers' environment is read for the usual prefixes, the config's variables and the
+    plan's `watch_env`.
     """
-    port = launch_port(command or config.launch.command, node.free_port)
-    argv = config.launch_argv(port, command)
-    if transform_argv is not None:
-        argv = transform_argv(argv)
-    env = config.launch.env if launch_env is None else launch_env
-    if on_phase:
-        on_phase("loading")
+    plan = plan or LaunchPlan()
+    port = launch_port(plan.command or config.launch.command, node.free_port)
+    argv = config.launch_argv(port, plan.command)
+    if plan.transform_argv is not None:
+        argv = plan.transform_argv(argv)
+    env = config.launch.env if plan.env is None else plan.env
+    if progress:
+        progress.phase("loading")
     with node.server(
         argv, cwd, env, port, log_path, config.launch.ready, config.launch.timeout_s
     ) as server:
         workers = node.worker_env(
             server.pid,
-            watch_env | set(env) | set(config.launch.env) | set(config.baseline.env or {}),
+            plan.watch_env | set(env) | set(config.launch.env) | set(config.baseline.env or {}),
         )
         api_key = option_value(argv, "--api-key")
         info = model_info(server.base_url, api_key)
-        if on_phase:
-            on_phase("benchmark")
+        if progress:
+            progress.phase("benchmark")
         b = config.bench
         if b.kind == "command":
             result = run_command_bench(
                 b, node, cwd, env, server.node_url, port, log_path.with_suffix(".bench.log")
             )
         else:
-            result = run_http_bench(
-                server.base_url,
-                b.kind,
-                requests or b.requests,
-                b.concurrency,
-                b.input_len,
-                b.output_len,
-                b.warmup,
-                b.timeout_s,
-                on_done=on_request,
-                api_key=api_key,
-            )
-        if before_stop:
-            before_stop(server.pid)
+            result = _http_bench(b, server.base_url, plan.requests, api_key, progress)
+        if plan.before_stop:
+            plan.before_stop(server.pid)
     return Measurement(
         argv=argv,
         env=env,
@@ -126,4 +124,25 @@ def measure(
         worker_env=workers,
         model_info=info,
         bench=result,
+    )
+
+
+def _http_bench(
+    b: BenchSection,
+    base_url: str,
+    requests: int | None,
+    api_key: str | None,
+    progress: Progress | None,
+) -> BenchResult:
+    return run_http_bench(
+        base_url,
+        b.kind,
+        requests or b.requests,
+        b.concurrency,
+        b.input_len,
+        b.output_len,
+        b.warmup,
+        b.timeout_s,
+        on_done=progress.request if progress else None,
+        api_key=api_key,
     )

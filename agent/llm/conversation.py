@@ -55,7 +55,11 @@ class Suggest(BaseModel):
     value: str
 
 
-ARGS = {"drop_hypothesis": Drop, "test_hypothesis": Test, "suggest_env": Suggest}
+ARGS: dict[str, type[Drop | Test | Suggest]] = {
+    "drop_hypothesis": Drop,
+    "test_hypothesis": Test,
+    "suggest_env": Suggest,
+}
 
 
 class Answer(BaseModel):
@@ -95,7 +99,7 @@ def converse(
         except ValidationError as e:
             errors.append(f"{call.name}: invalid arguments ({e.errors()[0]['msg']}) ignored")
             continue
-        if getattr(args, "candidate", None) is not None and args.candidate not in known:
+        if isinstance(args, Drop | Test) and args.candidate not in known:
             errors.append(f"{call.name}: unknown candidate {args.candidate!r} ignored")
             continue
         actions.append((call.name, json.loads(args.model_dump_json())))

@@ -112,7 +112,7 @@ def _candidates_text(state: InvestigationState) -> str:
         if state.hypotheses[c.id].status != "open":
             continue
         if c.kind == "hunk":
-            body = "\n".join(c.patch.splitlines()[2:42])
+            body = "\n".join(c.hunk_lines()[:40])
             rows.append(f"- {c.id}: {c.file}\n{body}")
         else:
             rows.append(f"- {c.id}: {c.kind} {c.name}: {c.good!r} -> {c.bad!r}")

@@ -1,4 +1,7 @@
-"""bench_serving's JSON result records (sglang-facts.md §7), wherever a log holds them.
+"""bench_serving's JSON result records, wherever a log holds them.
+
+SGLang's python/sglang/bench_serving.py writes them (`--output-file`); examples in
+tests/fixtures/sglang_logs/25-bench-serving-jsonl-infinity.jsonl and 27-*.
 
 bench_serving appends one JSON object a line to its `--output-file`; logs that users post hold
 such records among other lines: alone, after a timestamp or a transport prefix, wrapped over
@@ -95,8 +98,13 @@ def serving_summary(record: dict[str, Any]) -> dict[str, Any]:
         value = record.get(key)
         if value is None and key in _LEGACY_KEYS:
             value = record.get(_LEGACY_KEYS[key])
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        summary[key] = float(value) if ok and math.isfinite(value) else None
+        summary[key] = (
+            float(value)
+            if isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            else None
+        )
     return summary
 
 

@@ -1,4 +1,5 @@
-"""Parsers for SGLang benchmark output (sglang-facts.md §7).
+"""Parsers for SGLang benchmark output (SGLang's python/sglang/bench_serving.py and
+bench_one_batch_server.py; examples in tests/fixtures/sglang_logs/23-* to 28-*).
 
 - `python -m sglang.bench_serving`: the `Serving Benchmark Result` block (rows `{:<40} {:<10}`,
   sections under `-----` headings, older label variants), a block's tail without its header (the

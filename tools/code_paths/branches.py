@@ -52,7 +52,12 @@ def _backends(test: ast.expr) -> list[str]:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return []
     left = test.left
-    name = getattr(left, "attr", None) or getattr(left, "id", "")
+    if isinstance(left, ast.Attribute):
+        name = left.attr
+    elif isinstance(left, ast.Name):
+        name = left.id
+    else:
+        name = ""
     if not name.endswith("attention_backend"):
         return []
     right = test.comparators[0]
@@ -126,7 +131,9 @@ def uses(
         found |= {
             module_file(n.module)
             for n in ast.walk(stmt)
-            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith(ATTENTION_PKG)
+            if isinstance(n, ast.ImportFrom)
+            and n.module is not None
+            and n.module.startswith(ATTENTION_PKG)
         }
         for module in found:
             if not unders:
@@ -143,7 +150,9 @@ def read_branches(pkg: Path) -> list[Registration]:
     names = {
         alias.asname or alias.name: module_file(node.module)
         for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ATTENTION_PKG)
+        if isinstance(node, ast.ImportFrom)
+        and node.module is not None
+        and node.module.startswith(ATTENTION_PKG)
         for alias in node.names
     }
     found = []

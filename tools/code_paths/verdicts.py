@@ -155,6 +155,28 @@ class Judge:
                 )
         return lines
 
+    def model_verdict(self, given: str, rel: str, served: str, reached: bool) -> FileVerdict:
+        """A model file (srt/models/): on when an import chain reaches it, off when it defines
+        only other models than the served one."""
+        path = self.pkg / rel
+        summary = self.graph.summary(path) if path.is_file() else None
+        defined = sorted(c for c in (summary.classes if summary else []) if "For" in c)
+        evidence = [
+            f"{rel} defines {', '.join(defined) or 'no model class'}",
+            f"the server runs {self.architecture} (defined in {served})",
+        ]
+        if reached:
+            return FileVerdict(
+                path=given,
+                status="on",
+                evidence=[*evidence, *chain(self.graph, self.found, path)],
+            )
+        return FileVerdict(
+            path=given,
+            status="off" if defined else "unknown",
+            evidence=[*evidence, *self.not_reached(path)],
+        )
+
     def verdict(self, given: str, rel: str) -> FileVerdict:
         path = self.pkg / rel
         reached = self.found.via.get(path) is not None or path in self.found.roots
@@ -185,23 +207,7 @@ class Judge:
                 evidence += self.not_reached(path)
             return FileVerdict(path=given, status=status, evidence=evidence)
         if Path(rel).parent.as_posix() == "srt/models" and served:
-            summary = self.graph.summary(path) if path.is_file() else None
-            defined = sorted(c for c in (summary.classes if summary else []) if "For" in c)
-            evidence = [
-                f"{rel} defines {', '.join(defined) or 'no model class'}",
-                f"the server runs {self.architecture} (defined in {served})",
-            ]
-            if reached:
-                return FileVerdict(
-                    path=given,
-                    status="on",
-                    evidence=[*evidence, *chain(self.graph, self.found, path)],
-                )
-            return FileVerdict(
-                path=given,
-                status="off" if defined else "unknown",
-                evidence=[*evidence, *self.not_reached(path)],
-            )
+            return self.model_verdict(given, rel, served, reached)
         if reached:
             return FileVerdict(
                 path=given, status="on", evidence=chain(self.graph, self.found, path)

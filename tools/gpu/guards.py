@@ -192,8 +192,8 @@ class _Evaluator:
                     else UNKNOWN
                 )
             case ast.UnaryOp(op=ast.Not(), operand=operand):
-                inner = self.value(operand, lookup, depth + 1)
-                return UNKNOWN if inner is UNKNOWN else not inner
+                negated = self.value(operand, lookup, depth + 1)
+                return UNKNOWN if negated is UNKNOWN else not negated
             case ast.BoolOp(op=op, values=values):
                 return self.boolean(isinstance(op, ast.And), values, lookup, depth)
             case ast.Compare():

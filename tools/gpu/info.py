@@ -54,7 +54,7 @@ class GpuInfo(BaseModel):
         return None if self.sm is None else self.sm // 10
 
     def describe(self) -> str:
-        parts = [self.vendor or "unknown vendor"]
+        parts: list[str] = [self.vendor or "unknown vendor"]
         if self.sm is not None:
             parts.append(f"sm{self.sm} (compute capability {self.sm // 10}.{self.sm % 10})")
         if self.arch:

@@ -59,6 +59,8 @@ def create_lab(
     else:
         from tools.lab.random_scenario import build_random
 
+        if seed is None:  # refused above, before the folder was prepared
+            raise LabError("'lab create random' needs --seed N")
         truth, config, n_changes = build_random(dest, seed, noise)
     truth_file = save_truth(dest, truth)
     return LabInfo(

@@ -6,13 +6,15 @@ one scenario, so each change stays its own hunk in `git diff HEAD`.
 
 from __future__ import annotations
 
-from tools.lab.changes import Change, EnvChange
+from tools.lab.changes import Change, EnvChange, Role
 
 SRT = "python/sglang/srt"
 ATTN = f"{SRT}/layers/attention"
 
 
-def _c(slot: str, file: str, old: str, new: str, role: str, kind: str, why: str) -> tuple:
+def _c(
+    slot: str, file: str, old: str, new: str, role: Role, kind: str, why: str
+) -> tuple[str, Change]:
     return slot, Change(file=file, old=old, new=new, role=role, kind=kind, why=why)
 
 

@@ -1,4 +1,4 @@
-"""The seed scenario: the story of shared/seeds, as uncommitted changes to the lab's SGLang.
+"""The seed scenario: the story the README tells, as uncommitted changes to the lab's SGLang.
 
 EAGLE-3 verify went from ~19 ms to ~29 ms per cycle on 8 PCIe-only Blackwell GPUs serving
 Kimi-K2.5. The working tree holds what the engineer had touched: a FlashInfer MLA change (the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def commit_good(dest: Path, message: str) -> git.Repo:
 def build_repo(
     dest: Path,
     changes: list[Change],
-    base_changes: list[Change] = (),
+    base_changes: Sequence[Change] = (),
     template: Path = TEMPLATE,
     message: str = "sglang 0.5.23 (lab): known-good state",
 ) -> git.Repo:

@@ -25,7 +25,11 @@ from tools.repo.worktree import reap_stale_worktrees, scratch_worktree
 
 class Node(Protocol):
     python: str  # what {python} stands for
-    subdir: PurePath  # where commands run inside a worktree (the config's place in the repo)
+
+    @property
+    def subdir(self) -> PurePath:  # read-only: a node may hold a Path or a PurePosixPath
+        """Where commands run inside a worktree (the config's place in the repo)."""
+        ...
 
     def free_port(self) -> int: ...
 

@@ -16,6 +16,7 @@ files included. It diffs through a temporary copy of the index: the user's index
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
@@ -27,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 try:  # on the node it is uploaded beside this file
     import group_keeper
@@ -187,14 +188,17 @@ class Supervisor:
         proc = _start(request["command"], request["cwd"], request["env"], subprocess.PIPE)
         chunks, deadline = [], time.monotonic() + float(request["timeout_s"])
         try:
-            os.set_blocking(proc.stdout.fileno(), False)
+            out = proc.stdout
+            if out is None:  # never: _start was given PIPE
+                raise RuntimeError("the shell command has no output pipe")
+            os.set_blocking(out.fileno(), False)
             while True:  # keep listening to the agent while the command runs
                 self.pump(0.05)
-                chunk = proc.stdout.read()
+                chunk = out.read()
                 if chunk:
                     chunks.append(chunk)
                 if proc.poll() is not None:
-                    chunks.append(proc.stdout.read() or b"")
+                    chunks.append(out.read() or b"")
                     return {
                         "code": proc.returncode,
                         "output": b"".join(chunks).decode(errors="replace"),
@@ -323,7 +327,9 @@ def relay(port: int) -> int:
     except OSError:
         return 1  # nothing listens yet: the agent sees a closed connection
     sock.settimeout(None)
-    stdin, stdout = sys.stdin.buffer.raw, sys.stdout.buffer
+    # typeshed types sys.stdin.buffer as BinaryIO; it is a BufferedReader, whose raw file
+    # returns what has arrived instead of waiting for a full buffer
+    stdin, stdout = cast(io.BufferedReader, sys.stdin.buffer).raw, sys.stdout.buffer
 
     def write_out(data: bytes) -> None:
         stdout.write(data)

@@ -31,6 +31,10 @@ ENV_SET = re.compile(
     r"""["']([^"']*)["']"""
 )
 
+# a hunk's `@@ -a,b +c,d @@` line: the good file's range, the bad file's first line
+_OLD_RANGE = re.compile(r"^@@ -(\d+)(?:,(\d+))?")
+_NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
+
 
 class GitError(ToolError):
     pass
@@ -49,9 +53,42 @@ class Candidate(BaseModel):
     good: str | None = None  # env/arg value in the good reference (None: unset / absent)
     bad: str | None = None  # env/arg value in the bad state
 
+    def hunk_lines(self) -> list[str]:
+        """The hunk as its patch holds it: the `@@` line, then the body (no file header lines)."""
+        return self.patch.splitlines()[2:]
+
+    def body_lines(self) -> list[str]:
+        """The hunk's rows after its `@@` line, each with its marker (' ', '+' or '-')."""
+        return self.hunk_lines()[1:]
+
     def added_lines(self) -> list[str]:
         """The lines this hunk adds (without their '+')."""
-        return [row[1:] for row in self.patch.splitlines()[3:] if row.startswith("+")]
+        return [row[1:] for row in self.body_lines() if row.startswith("+")]
+
+    def removed_lines(self) -> list[str]:
+        """The lines this hunk removes (without their '-')."""
+        return [row[1:] for row in self.body_lines() if row.startswith("-")]
+
+    def changed_lines(self) -> list[str]:
+        """The lines this hunk adds or removes, in patch order (without their '+'/'-')."""
+        return [row[1:] for row in self.body_lines() if row.startswith(("+", "-"))]
+
+    def new_lines(self) -> list[str]:
+        """The hunk's lines as the bad file has them: context and added (without marker)."""
+        return [row[1:] for row in self.body_lines() if row.startswith((" ", "+"))]
+
+    def old_range(self) -> tuple[int, int] | None:
+        """(first line, line count) the hunk covers in the good file, from its `@@` line (a
+        count left out is 1); None without one."""
+        match = _OLD_RANGE.search(self.header or "")
+        if not match:
+            return None
+        return int(match.group(1)), int(match.group(2)) if match.group(2) is not None else 1
+
+    def new_start(self) -> int | None:
+        """The first line the hunk covers in the bad file, from its `@@` line; None without one."""
+        match = _NEW_START.search(self.header or "")
+        return int(match.group(1)) if match else None
 
     def env_assignments(self) -> list[tuple[str, str]]:
         """(NAME, value) pairs this hunk's added lines put into os.environ."""

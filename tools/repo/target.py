@@ -1,4 +1,5 @@
-"""The repository under study, wherever it lives: here, or on the node ([host]).
+"""The repository under study, wherever it lives: here, or on the node ([host]); and `Target`,
+what always travels with it.
 
 A remote repository is read through a local mirror: the node's good commit fetched with git
 (same SHAs), with the node's working-tree changes applied on top. Candidates, source reading
@@ -12,6 +13,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -41,6 +43,25 @@ def target_candidates(config: TargetConfig, config_dir: Path) -> CandidateSet:
     return cands.model_copy(
         update={"good": config.target.good, "repo": f"{config.host.ssh}:{root}"}
     )
+
+
+@dataclass(frozen=True)
+class Target:
+    """The target under study: its config (debug-agent.toml), the folder that config was read
+    from (relative paths in it start there), and its candidates."""
+
+    config: TargetConfig
+    config_dir: Path
+    cands: CandidateSet
+
+    @classmethod
+    def load(cls, config: TargetConfig, config_dir: Path) -> Target:
+        """The target with its candidates listed now (the diff against the good ref)."""
+        return cls(config, config_dir, target_candidates(config, config_dir))
+
+    def source_dir(self) -> Path:
+        """The local folder to read the target's source from (a mirror for a remote node)."""
+        return target_repo(self.config, self.config_dir)
 
 
 def node_state(config: TargetConfig) -> dict:

@@ -1,7 +1,8 @@
 """SGLang server logs and benchmark output, parsed into one typed result.
 
 `parse_log(text)` never raises: garbage, binary decoded with errors="replace", empty input, huge
-lines and any line ending give a result. What it reads (formats in shared/docs/sglang-facts.md):
+lines and any line ending give a result. What it reads (each format with the SGLang source that
+writes it in the module named; examples in tests/fixtures/sglang_logs/ and tests/data/sglang-logs/):
 
 - server_args: the startup dump, `server_args={...}` (0.5.23) or `server_args=ServerArgs(...)`;
   the first complete dump wins, else the first cut one, else the first piece of a dump cut at

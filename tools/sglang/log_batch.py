@@ -1,8 +1,10 @@
 """SGLang's periodic `Prefill batch` / `Decode batch` scheduler lines, every known version.
 
 The body after `batch[.,]` is `key: value` pairs split on commas; the set and order of keys vary
-by version, device and pool (shared/docs/sglang-facts.md §2), so every pair is read and named by a
-normalised key, and the fields the schema lists are typed.
+by version, device and pool (SGLang's log_prefill_stats / log_decode_stats, in
+python/sglang/srt/managers/scheduler_metrics_mixin.py, formerly scheduler.py; examples in
+tests/fixtures/sglang_logs/01-* to 12-*), so every pair is read and named by a normalised key, and
+the fields the schema lists are typed.
 
 A line cut mid-value (log truncation) must give null, never a partial number. Only the pair with
 no comma after it can be cut. SGLang prints its rates with `%.2f`, so such a rate with fewer than

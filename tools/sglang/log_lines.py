@@ -1,11 +1,13 @@
 """Splitting an SGLang log into lines and peeling off what transports put in front of each line.
 
-SGLang's own prefix is `[date time( TAG)*] ` (see shared/docs/sglang-facts.md §2). In the wild the
-line may also carry, in any order: ANSI colours, a docker-compose service (`sglang-1  | `), a
-`docker logs -t` / kubectl RFC 3339 stamp, `kubectl logs --prefix` (`[pod/name/container] `), a
-journald prefix (`Jan 01 12:00:00 host python[12]: `), a Ray actor (`(SGLangEngine pid=N, ip=…) `),
-a torchrun rank (`[rank0]: `), a log viewer's line number (`[80746] `), a Markdown quote (`> `),
-and Ray's de-duplication suffix (` [repeated 3x across cluster]`).
+SGLang's own prefix is `[date time( TAG)*] ` (configure_logger in SGLang's
+python/sglang/srt/utils/common.py, formerly srt/utils.py; examples in
+tests/fixtures/sglang_logs/05-rank-tags-combinations.log). In the wild the line may also carry,
+in any order: ANSI colours, a docker-compose service (`sglang-1  | `), a `docker logs -t` /
+kubectl RFC 3339 stamp, `kubectl logs --prefix` (`[pod/name/container] `), a journald prefix
+(`Jan 01 12:00:00 host python[12]: `), a Ray actor (`(SGLangEngine pid=N, ip=…) `), a torchrun
+rank (`[rank0]: `), a log viewer's line number (`[80746] `), a Markdown quote (`> `), and Ray's
+de-duplication suffix (` [repeated 3x across cluster]`).
 Peeling them off lets every line be read as SGLang wrote it (a traceback's indentation included).
 Lines that a container runtime wrapped whole (docker json-file, CRI) are unwrapped first
 (tools.sglang.log_docker). Lines are produced one at a time, from a text or an open file.

@@ -1,4 +1,7 @@
-"""The startup `server_args=` dump of an SGLang server, both formats (sglang-facts.md §1).
+"""The startup `server_args=` dump of an SGLang server, both formats.
+
+SGLang writes it with `logger.info(f"{server_args=}")` (python/sglang/srt/entrypoints/engine.py);
+examples in tests/fixtures/sglang_logs/14-* to 22-*.
 
 - 0.5.23: `server_args={'model_path': '...', 'cuda_graph_config': {...}, ...}` (a dict repr).
 - older: `server_args=ServerArgs(model_path='...', tp_size=8, ...)` (a dataclass repr).

@@ -147,11 +147,13 @@ def _node_to_json(node: ast.expr) -> Any:
         return {k.arg: _node_to_json(k.value) for k in node.keywords}
     if isinstance(node, ast.List | ast.Tuple | ast.Set):
         return [_node_to_json(e) for e in node.elts]
-    if isinstance(node, ast.Dict) and all(k is not None for k in node.keys):
-        return {
-            str(_node_to_json(k)): _node_to_json(v)
-            for k, v in zip(node.keys, node.values, strict=True)
-        }
+    if isinstance(node, ast.Dict):
+        keys = [k for k in node.keys if k is not None]  # None: a `**mapping` entry
+        if len(keys) == len(node.keys):
+            return {
+                str(_node_to_json(k)): _node_to_json(v)
+                for k, v in zip(keys, node.values, strict=True)
+            }
     return ast.unparse(node)
 
 

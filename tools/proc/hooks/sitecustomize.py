@@ -16,9 +16,9 @@ import threading
 _DIR = os.environ.get("DEBUG_AGENT_IMPORT_TRACE_DIR")
 
 
-def _dump() -> None:
+def _dump(directory: str) -> None:
     files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
-    path = os.path.join(_DIR, f"{os.getpid()}.txt")
+    path = os.path.join(directory, f"{os.getpid()}.txt")
     try:
         with open(path + ".tmp", "w") as out:
             out.write(" ".join(sys.orig_argv) + "\n" + "\n".join(files) + "\n")
@@ -27,13 +27,13 @@ def _dump() -> None:
         pass
 
 
-def _loop() -> None:
+def _loop(directory: str) -> None:
     event = threading.Event()
     delay, dumped = 0.05, -1  # soon after start-up, then every half second
     while not event.wait(delay):
         if len(sys.modules) != dumped:  # a server at work imports nothing: costs it nothing
             dumped = len(sys.modules)
-            _dump()
+            _dump(directory)
         delay = min(0.5, delay * 2)
 
 
@@ -49,6 +49,8 @@ def _chain_target_sitecustomize() -> None:
 
 
 if _DIR:
-    atexit.register(_dump)
-    threading.Thread(target=_loop, daemon=True, name="debug-agent-import-trace").start()
+    atexit.register(_dump, _DIR)
+    threading.Thread(
+        target=_loop, args=(_DIR,), daemon=True, name="debug-agent-import-trace"
+    ).start()
 _chain_target_sitecustomize()

@@ -10,7 +10,8 @@ change the machine:
     SGLANG_LAB_TIME_SCALE  wall seconds per model second (default 0.005)
     SGLANG_LAB_STEP_CV     coefficient of variation of each forward's time (default 0.02)
     SGLANG_LAB_LAUNCH_CV   coefficient of variation between launches (default 0.01)
-    SGLANG_LAB_SEED        seed of the noise; unset means a fresh seed per launch
+    SGLANG_LAB_SEED        seed of the noise, with DEBUG_AGENT_LAUNCH (the launch debug-agent
+                           names); unset means a fresh seed per launch
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ class Clock:
 
     def __init__(self) -> None:
         seed = os.environ.get("SGLANG_LAB_SEED")
-        self.rng = random.Random(int(seed) if seed else None)
+        # with a seed, each launch debug-agent names draws its own noise, the same every time
+        launch = os.environ.get("DEBUG_AGENT_LAUNCH", "")
+        self.rng = random.Random(f"{int(seed)}:{launch}" if seed else None)
         self.time_scale = _env_float("SGLANG_LAB_TIME_SCALE", 0.005, 0.0, 10.0)
         self.step_cv = _env_float("SGLANG_LAB_STEP_CV", 0.02, 0.0, 1.0)
         launch_cv = _env_float("SGLANG_LAB_LAUNCH_CV", 0.01, 0.0, 1.0)
