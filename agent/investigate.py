@@ -7,39 +7,15 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 
 from agent.session import LLMOptions, Session, console_echo, saved_values, target_or_seed_lab
 from agent.symptom import parse_symptom
+from agent.views import LaunchProgress, progress_bar
 from tools.config import load_config
 from tools.folders import sessions_root, state_dir, writable_dir
 from tools.lab.create import remove_lab
 from tools.repo.candidates import open_repo
 from tools.repo.target import target_repo
-
-
-class _LaunchProgress:
-    """One progress line: which launch, whether the server loads or the benchmark runs."""
-
-    def __init__(self, bar: Progress) -> None:
-        self.bar = bar
-        self.task = bar.add_task("gathering facts", total=None)
-        self.launch = 0
-
-    def phase(self, name: str) -> None:
-        if name == "loading":
-            self.launch += 1
-            self.bar.update(
-                self.task,
-                description=f"launch {self.launch}: server loading",
-                completed=0,
-                total=None,
-            )
-        else:
-            self.bar.update(self.task, description=f"launch {self.launch}: benchmark")
-
-    def request(self, done: int, total: int) -> None:
-        self.bar.update(self.task, completed=done, total=total)
 
 
 def investigate(
@@ -66,14 +42,7 @@ def investigate(
             else Path(open_repo(target_repo(config, target_dir)).working_tree_dir or target_dir)
         )
         with (
-            Progress(
-                SpinnerColumn(),
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                console=console,
-                transient=True,
-            ) as bar,
+            progress_bar(console) as bar,
             Session.start(
                 target_dir,
                 symptom_text,
@@ -83,7 +52,7 @@ def investigate(
                 max_launches=max_launches,
                 max_minutes=max_minutes,
                 echo=console_echo(console),
-                progress=_LaunchProgress(bar),
+                progress=LaunchProgress(bar, "gathering facts"),
                 llm=llm,
             ) as session,
         ):

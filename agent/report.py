@@ -28,11 +28,7 @@ if TYPE_CHECKING:
 def _summary(state: InvestigationState, cid: str) -> str:
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind == "hunk":
-        added = [
-            row[1:].strip()
-            for row in c.patch.splitlines()[3:]
-            if row.startswith("+") and row[1:].strip()
-        ]
+        added = [line.strip() for line in c.added_lines() if line.strip()]
         return f"{c.file} {c.header}: {added[0] if added else 'removes lines'}"
     return f"{c.kind} {c.name}: {c.good!r} -> {c.bad!r}"
 

@@ -43,6 +43,7 @@ class LaunchProgress:
         launches: int | None = None,
     ) -> None:
         self.bar = bar
+        self.requests = requests  # per launch, when known; else the bar waits for the bench
         self.launches = launches
         self.launch = 0
         self.task = bar.add_task(first, total=requests) if bar is not None else None
@@ -52,7 +53,12 @@ class LaunchProgress:
             return
         if name == "loading":
             self.launch += 1
-            self.bar.update(self.task, description=self._label("server loading"), completed=0)
+            self.bar.update(
+                self.task,
+                description=self._label("server loading"),
+                completed=0,
+                total=self.requests,
+            )
         else:
             self.bar.update(self.task, description=self._label("benchmark"))
 

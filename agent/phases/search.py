@@ -47,8 +47,7 @@ def names_used(state: InvestigationState, cid: str) -> set[str]:
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind != "hunk":  # an env var set at launch and a hunk setting it are alternatives,
         return set()  # not a pair that needs both
-    rows = [r[1:] for r in c.patch.splitlines()[3:] if r[:1] in "+-"]
-    return set(_NAME_LITERAL.findall("\n".join(rows)))
+    return set(_NAME_LITERAL.findall("\n".join(c.changed_lines())))
 
 
 def units(state: InvestigationState, ids: list[str]) -> list[list[str]]:
