@@ -12,11 +12,11 @@ STATE_TYPES = [
     ("agent.state", name)
     for name in (
         "InvestigationState",
-        "Config",
+        "Variant",
         "Launch",
         "Hypothesis",
         "Task",
-        "Request",
+        "PlannedLaunch",
         "Finding",
         "Confirmation",
         "Claim",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from agent.state import Config, InvestigationState, Launch
+from agent.state import InvestigationState, Launch, Variant
 from agent.stats import level, pooled_noise
 
 FAMILY_ALPHA = 1e-3  # chance, per investigation, of setting aside one launch that was fine
@@ -23,11 +23,11 @@ MIN_OTHERS = 2  # launches of the same configuration the suspect is held against
 MIN_DF = 3  # degrees of freedom of the pooled noise before anything is set aside
 
 
-def _counted(config: Config) -> list[Launch]:
+def _counted(config: Variant) -> list[Launch]:
     return [launch for launch in config.launches if launch.disturbed is None]
 
 
-def _worst(state: InvestigationState) -> tuple[Config, Launch, float, float, int] | None:
+def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, int] | None:
     """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
     from scipy import stats
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.state import Base, Config, InvestigationState, Request, config_key
+from agent.state import Base, InvestigationState, PlannedLaunch, Variant, config_key
 from agent.stats import Noise, Score, Verdict, pooled_noise, score
 
 PRIOR_CV = 0.03  # assumed launch-to-launch noise until replicates measure it (provisional only)
@@ -22,7 +22,7 @@ def members(ids: list[str], shown: int = 4) -> str:
     return "{" + ", ".join(ids[:shown] if more else ids) + more + "}"
 
 
-def ensure_config(state: InvestigationState, held: set[str]) -> Config:
+def ensure_config(state: InvestigationState, held: set[str]) -> Variant:
     """The config holding exactly `held` (the bad-side candidates present), made if new."""
     key = config_key(held)
     if key not in state.configs:
@@ -39,7 +39,7 @@ def ensure_config(state: InvestigationState, held: set[str]) -> Config:
             label, base, ids = f"bad - {members(reverted)}", "bad", reverted
         else:
             label, base, ids = f"good + {members(applied)}", "good", applied
-        state.configs[key] = Config(key=key, label=label, base=base, ids=ids)
+        state.configs[key] = Variant(key=key, label=label, base=base, ids=ids)
     return state.configs[key]
 
 
@@ -50,8 +50,8 @@ def held(state: InvestigationState, key: str) -> set[str]:
     return set(config.ids)
 
 
-def request(state: InvestigationState, key: str, why: str) -> Request:
-    req = Request(id=state.next_request, key=key, why=why)
+def request(state: InvestigationState, key: str, why: str) -> PlannedLaunch:
+    req = PlannedLaunch(id=state.next_request, key=key, why=why)
     state.next_request += 1
     return req
 
@@ -84,7 +84,7 @@ def between(state: InvestigationState, key: str, low_key: str, high_key: str) ->
     return score(c.values, low.values, high.values, noise(state))
 
 
-def replicate(state: InvestigationState, key: str, why: str) -> Request:
+def replicate(state: InvestigationState, key: str, why: str) -> PlannedLaunch:
     """Another launch for an unclear `key`, or first for a reference measured less often.
 
     An unclear verdict is as much about the two ends as about `key`: a reference measured once

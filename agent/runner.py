@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.state import Config, InvestigationState, Launch
+from agent.state import InvestigationState, Launch, Variant
 from agent.stats import launch_value
 from tools.config import TargetConfig
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
@@ -42,7 +42,7 @@ class Runner:
         return self.target.cands
 
     def launch(
-        self, state: InvestigationState, variant: Config, planned: int, trace: bool = False
+        self, state: InvestigationState, variant: Variant, planned: int, trace: bool = False
     ) -> tuple[Launch, ExperimentResult]:
         """One launch of `variant` (a state of the target), for the planned launch numbered
         `planned` (its output folder, and the launch's record of what asked for it)."""

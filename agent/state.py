@@ -25,8 +25,9 @@ class Launch(BaseModel):
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
 
 
-class Config(BaseModel):
-    """One state of the target, identified by content: which candidates it holds."""
+class Variant(BaseModel):
+    """A variant of the target's tree, identified by content: which candidates it holds (the
+    state's `configs` and the transcript's `config` fields name these, for compatibility)."""
 
     key: str
     label: str
@@ -72,8 +73,8 @@ class Task(BaseModel):
     interference_checked: bool = False  # measure the second half too (no elimination)
 
 
-class Request(BaseModel):
-    """The next launch the plan asks for, and why."""
+class PlannedLaunch(BaseModel):
+    """The next launch the plan asks for, and why (its `id` numbers the launch's folder)."""
 
     id: int
     key: str
@@ -120,13 +121,13 @@ class InvestigationState(BaseModel):
     facts: Facts | None = None
     hypotheses: dict[str, Hypothesis] = Field(default_factory=dict)
     dropped: list[Relevance] = Field(default_factory=list)
-    configs: dict[str, Config] = Field(default_factory=dict)
+    configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""
     tasks: list[Task] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     confirmation: Confirmation | None = None
-    pending: Request | None = None
+    pending: PlannedLaunch | None = None
     next_request: int = 1
     launches: int = 0
     experiments: int = 0

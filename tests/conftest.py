@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -158,3 +159,26 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str)
     assert lines[0].startswith("error: ")
     for needle in needles:
         assert needle in lines[0], lines[0]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """mypy takes seconds of CPU and the suite leaves a core idle half the time: when the mypy
+    test is collected, mypy starts now, beside the other tests, and the test reads its answer."""
+    if any(item.name == "test_mypy_clean" for item in items):
+        cache = Path(tempfile.mkdtemp(prefix="debug-agent-mypy-"))
+        config.stash[MYPY] = subprocess.Popen(
+            [sys.executable, "-m", "mypy", "--cache-dir", str(cache), "agent", "tools"],
+            cwd=REPO_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+
+MYPY = pytest.StashKey[subprocess.Popen[str]]()
+
+
+@pytest.fixture
+def mypy_started(request: pytest.FixtureRequest) -> subprocess.Popen[str]:
+    """The mypy run that started at collection (a fixture: this module's own stash key)."""
+    return request.config.stash[MYPY]

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from agent.phases import calibrate, confirm, search
 from agent.phases.search import Chooser
-from agent.state import InvestigationState, Request
+from agent.state import InvestigationState, PlannedLaunch
 
 MAX_STEPS = 400  # our own limit on plan steps: LangGraph's recursion limit is far higher
 
@@ -24,7 +24,7 @@ MAX_STEPS = 400  # our own limit on plan steps: LangGraph's recursion limit is f
 class Phase(Protocol):
     def start(self, state: InvestigationState) -> None: ...
 
-    def plan(self, state: InvestigationState, chooser: Chooser | None) -> Request | None: ...
+    def plan(self, state: InvestigationState, chooser: Chooser | None) -> PlannedLaunch | None: ...
 
     def advance(self, state: InvestigationState, log: Callable[..., None]) -> None: ...
 
@@ -35,7 +35,7 @@ _NEXT = dict(zip(PHASES, list(PHASES)[1:], strict=False))
 
 def next_launch(
     state: InvestigationState, chooser: Chooser | None, log: Callable[..., None]
-) -> Request | None:
+) -> PlannedLaunch | None:
     """The next launch the current phase asks for, going on through the phases that have
     nothing left to ask; None when the report is next (the budget may send it there first)."""
     while state.phase not in ("report", "done"):

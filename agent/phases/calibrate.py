@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 
 from agent.levels import noise, noise_is_measured, request
-from agent.state import InvestigationState, Request
+from agent.state import InvestigationState, PlannedLaunch
 from agent.stats import MIN_RELATIVE_GAP, calibrate, level
 
 MAX_REFERENCE_LAUNCHES = 5
@@ -22,7 +22,7 @@ def start(state: InvestigationState) -> None:
     """The first phase: hypothesize hands over to it with nothing to set up."""
 
 
-def plan(state: InvestigationState, chooser: object = None) -> Request | None:
+def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     if not good.values:
         return request(state, state.good_key, "calibrate: measure the good reference")

@@ -23,7 +23,7 @@ from agent.levels import (
     request,
 )
 from agent.phases.search import names_used
-from agent.state import Confirmation, InvestigationState, Request, Task
+from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
 
 MAX_ROUNDS = 3
 
@@ -72,12 +72,12 @@ def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool
     )
 
 
-def _launch(state: InvestigationState, key: str, why: str) -> Request:
+def _launch(state: InvestigationState, key: str, why: str) -> PlannedLaunch:
     """A first launch of `key`, or a replicate (of it, or of a less-measured reference)."""
     return replicate(state, key, why) if state.configs[key].values else request(state, key, why)
 
 
-def plan(state: InvestigationState, chooser: object = None) -> Request | None:
+def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:
     conf = state.confirmation
     assert conf is not None
     revert, apply = state.configs[conf.revert_key], state.configs[conf.apply_key]

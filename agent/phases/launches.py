@@ -4,7 +4,7 @@ re-measured every few search launches, and a note when one moves far from its ea
 from __future__ import annotations
 
 from agent.levels import ensure_config, noise, request
-from agent.state import Config, InvestigationState, Launch, Request
+from agent.state import InvestigationState, Launch, PlannedLaunch, Variant
 from agent.stats import level
 from tools.repo.candidates import CandidateSet
 from tools.secrets import mask
@@ -13,7 +13,7 @@ DRIFT_EVERY = 5  # re-measure a reference every this many search launches
 DRIFT_SIGMAS = 4  # a reference this many noise sigmas from its earlier launches has drifted
 
 
-def references(state: InvestigationState, cands: CandidateSet) -> Config:
+def references(state: InvestigationState, cands: CandidateSet) -> Variant:
     """Every candidate of the diff (masked: the runner keeps the real values), and the two
     references, bad (all of them) and good (none); the bad one, to launch first."""
     state.candidates = mask(cands).candidates
@@ -23,12 +23,12 @@ def references(state: InvestigationState, cands: CandidateSet) -> Config:
     return state.configs[state.bad_key]
 
 
-def record(state: InvestigationState, config: Config, launch: Launch) -> None:
+def record(state: InvestigationState, config: Variant, launch: Launch) -> None:
     config.launches.append(launch)
     state.launches += 1
 
 
-def record_experiment(state: InvestigationState, config: Config, launch: Launch) -> str | None:
+def record_experiment(state: InvestigationState, config: Variant, launch: Launch) -> str | None:
     """Record an experiment's launch; a line saying so when it shows a reference drifted."""
     before = list(config.values)
     record(state, config, launch)
@@ -47,7 +47,7 @@ def record_experiment(state: InvestigationState, config: Config, launch: Launch)
     return None
 
 
-def drift_check(state: InvestigationState) -> Request | None:
+def drift_check(state: InvestigationState) -> PlannedLaunch | None:
     """A launch of the less measured reference, when the search has gone long without one."""
     if state.phase != "search" or state.since_reference < DRIFT_EVERY:
         return None

@@ -10,7 +10,7 @@ from agent.gather import describe
 from agent.hypothesize import SHOWN_EACH, dropped_summary
 from agent.levels import between, noise
 from agent.report import write_narrative
-from agent.state import Config, InvestigationState, Launch
+from agent.state import InvestigationState, Launch, Variant
 
 if TYPE_CHECKING:
     from agent.llm.reasoner import LLMReasoner
@@ -72,7 +72,7 @@ def kept(state: InvestigationState, log: Log) -> None:
 
 def launched(
     state: InvestigationState,
-    config: Config,
+    config: Variant,
     launch: Launch,
     retried: str | None,
     drift: str | None,

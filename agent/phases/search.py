@@ -24,7 +24,7 @@ from agent.levels import (
     request,
 )
 from agent.phases.launches import drift_check
-from agent.state import Finding, InvestigationState, Request, Task
+from agent.state import Finding, InvestigationState, PlannedLaunch, Task
 
 DOMINANT = 0.5  # a candidate with this share of the mass is tried alone first
 
@@ -117,7 +117,7 @@ def start(state: InvestigationState) -> None:
     state.tasks = [Task(ids=kept, low_key=state.bad_key, high_key=state.good_key)]
 
 
-def plan(state: InvestigationState, chooser: Chooser | None = None) -> Request | None:
+def plan(state: InvestigationState, chooser: Chooser | None = None) -> PlannedLaunch | None:
     """A drift check when one is due, else the next launch the search needs; None when no
     task is left."""
     return drift_check(state) or _narrow(state, chooser)
@@ -133,7 +133,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     log("plan", "thought", "the search found no candidate that restores any share of the gap")
 
 
-def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> Request | None:
+def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> PlannedLaunch | None:
     """The next launch of the delta debugging; None when no task is left.
 
     `chooser` (the LLM reasoner) may pick which half is tried first; the planner offers both.

@@ -32,27 +32,17 @@ def _round_trip(text: str) -> str:
     return json.dumps(InvestigationResult.model_validate_json(text).model_dump(), indent=2)
 
 
-@pytest.mark.parametrize("extra", [[], ["--max-launches", "2"]], ids=["confirmed", "budget"])
-def test_a_real_investigation_validates_and_its_result_json_round_trips(
-    extra: list[str], tmp_path: Path
-) -> None:
-    lab = tmp_path / "lab"
-    assert run_cli("lab", "create", "seed", str(lab)).returncode == 0
-    done = run_cli(
-        "investigate", "--symptom", "verify 29ms", "--json", *extra, cwd=lab, timeout=300
-    )
+def test_a_real_investigation_validates_and_its_result_json_round_trips(seed_lab: Path) -> None:
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=seed_lab, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     result = InvestigationResult.model_validate_json(done.stdout)
     printed = json.loads(done.stdout)
     assert result.model_dump() == printed
     assert list(result.model_dump()) == list(printed)  # the same keys, in the same order
-    assert result.status == ("budget_exhausted" if extra else "confirmed")
+    assert result.status == "confirmed"
     assert result.llm is None and printed["llm"] is None
-    if not extra:
-        assert [c.file for c in result.culprits] == [
-            "python/sglang/srt/distributed/parallel_state.py"
-        ]
-        assert result.metric.after_fix is not None and result.cleared and result.dropped
+    assert [c.file for c in result.culprits] == ["python/sglang/srt/distributed/parallel_state.py"]
+    assert result.metric.after_fix is not None and result.cleared and result.dropped
     session = Path(result.session_dir)
     saved = (session / "result.json").read_text()
     assert _round_trip(saved) == saved  # byte for byte

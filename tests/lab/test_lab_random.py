@@ -56,24 +56,29 @@ def test_every_shape_and_size_is_drawn() -> None:
         assert kind in kinds
 
 
-def test_fifty_seeds_all_launch(tmp_path: Path) -> None:
-    for seed in range(50):
-        lab = tmp_path / str(seed)
-        info = create_lab("random", lab, seed=seed)
-        assert MIN_CHANGES <= info.changes <= MAX_CHANGES
-        truth = load_truth(lab)
-        assert truth.regression == bool(truth.culprits)
-        config = load_config(lab)
-        port = free_port()
-        with running_server(
-            config.launch_argv(port), lab, config.launch.env, port, lab / "server.log", timeout_s=60
-        ) as server:
-            reply = httpx.post(
-                server.base_url + "/generate",
-                timeout=30,
-                json={"text": "hi", "sampling_params": {"max_new_tokens": 4}},
-            ).json()
-            assert reply["meta_info"]["completion_tokens"] == 4, seed
+def _launches(seed: int, lab: Path) -> None:
+    info = create_lab("random", lab, seed=seed)
+    assert MIN_CHANGES <= info.changes <= MAX_CHANGES
+    truth = load_truth(lab)
+    assert truth.regression == bool(truth.culprits)
+    config = load_config(lab)
+    port = free_port()
+    with running_server(
+        config.launch_argv(port), lab, config.launch.env, port, lab / "server.log", timeout_s=60
+    ) as server:
+        reply = httpx.post(
+            server.base_url + "/generate",
+            timeout=30,
+            json={"text": "hi", "sampling_params": {"max_new_tokens": 4}},
+        ).json()
+        assert reply["meta_info"]["completion_tokens"] == 4, seed
+
+
+def test_thirty_seeds_all_launch(tmp_path: Path) -> None:
+    seeds = range(30)  # every shape the generator draws is among them
+    assert {draw_scenario(seed).shape for seed in seeds} == set(SHAPES)
+    for seed in seeds:
+        _launches(seed, tmp_path / str(seed))
 
 
 def _first_seed(shape: str) -> int:
