@@ -13,7 +13,9 @@ from agent.symptom import Symptom
 from tools.repo.candidates import Candidate
 
 Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
-Status = Literal["confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted"]
+Status = Literal[
+    "confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted", "error"
+]
 Base = Literal["bad", "good"]
 
 
@@ -25,6 +27,17 @@ class Launch(BaseModel):
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
 
 
+class Failure(BaseModel):
+    """A launch that gave no measurement (ddmin's "?", git bisect's skip): the tree did not
+    build, the server exited or was never ready, or the bench failed. Never a value."""
+
+    request: int
+    stage: Literal["build", "start", "bench"]
+    error: str  # one line
+    log: str | None = None  # where to read more
+    tail: list[str] = Field(default_factory=list)  # the log's last lines
+
+
 class Variant(BaseModel):
     """A variant of the target's tree, identified by content: which candidates it holds (the
     state's `configs` and the transcript's `config` fields name these, for compatibility)."""
@@ -34,6 +47,7 @@ class Variant(BaseModel):
     base: Base
     ids: list[str]  # reverted from bad (base bad) or applied to good (base good)
     launches: list[Launch] = Field(default_factory=list)
+    failures: list[Failure] = Field(default_factory=list)  # launches that measured nothing
     level: Literal["bad", "good"] | None = None  # judged equivalent to a reference: pools noise
 
     @property
@@ -48,6 +62,16 @@ class Variant(BaseModel):
 
 def config_key(held: set[str]) -> str:
     return hashlib.sha1("\0".join(sorted(held)).encode()).hexdigest()[:12]
+
+
+class Link(BaseModel):
+    """Two candidates that move together, read from the code before any launch (one defines,
+    renames or removes a name the other uses; one deletes or adds a module the other imports).
+    A prior, not a proof: unresolved launches may split or merge what it joins."""
+
+    a: str
+    b: str
+    reason: str  # "parser-406346 calls `_split_tokens`, defined in parser-2fb423"
 
 
 class Hypothesis(BaseModel):
@@ -121,6 +145,7 @@ class InvestigationState(BaseModel):
     facts: Facts | None = None
     hypotheses: dict[str, Hypothesis] = Field(default_factory=dict)
     dropped: list[Relevance] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)  # candidates that move together
     configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""
