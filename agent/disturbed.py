@@ -27,10 +27,29 @@ def _counted(config: Variant) -> list[Launch]:
     return [launch for launch in config.launches if launch.disturbed is None]
 
 
-def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, int] | None:
-    """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
+def _p_apart(value: float, others: list[float], sigma: float, df: int) -> float:
+    """Two-sided p of a launch against the mean of `others` (log scale, pooled noise)."""
     from scipy import stats
 
+    distance = abs(level([value]) - level(others))
+    return float(2 * stats.t.sf(distance / (sigma * math.sqrt(1 + 1 / len(others))), df))
+
+
+def disagreement(state: InvestigationState, config: Variant, launch: Launch) -> float | None:
+    """How far `launch` sits from its configuration's other counted launches: the p of the
+    test below, with the noise pooled from every other replicate; None when not testable."""
+    others = [other.value for other in _counted(config) if other is not launch]
+    rest = [
+        [other.value for other in _counted(c)] for c in state.configs.values() if c is not config
+    ]
+    noise = pooled_noise([others, *rest])
+    if not others or noise.df < MIN_DF:
+        return None
+    return _p_apart(launch.value, others, noise.sigma, noise.df)
+
+
+def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, int] | None:
+    """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
     counted = {
         key: [launch.value for launch in _counted(config)] for key, config in state.configs.items()
     }
@@ -46,10 +65,7 @@ def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, in
         noise = pooled_noise([others] + [values for k, values in counted.items() if k != key])
         if noise.df < MIN_DF:
             continue
-        distance = abs(level([counted[key][i]]) - level(others))
-        p = float(
-            2 * stats.t.sf(distance / (noise.sigma * math.sqrt(1 + 1 / len(others))), noise.df)
-        )
+        p = _p_apart(counted[key][i], others, noise.sigma, noise.df)
         if worst is None or p < worst[2]:
             worst = (state.configs[key], _counted(state.configs[key])[i], p, noise.sigma, noise.df)
     if worst is None or worst[2] > FAMILY_ALPHA / len(testable):

@@ -22,8 +22,14 @@ from tools.sglang.log import parse_log_file
 _LOADED_TYPE = re.compile(r"Load weight end\. type=(\w+)")
 
 
-def facts_from(result: ExperimentResult, node_gpu: GpuInfo | None = None) -> Facts:
-    """`node_gpu`: what the experiment's node said, used when the log shows no GPU."""
+def facts_from(
+    result: ExperimentResult,
+    node_gpu: GpuInfo | None = None,
+    good: ExperimentResult | None = None,
+) -> Facts:
+    """`node_gpu`: what the experiment's node said, used when the log shows no GPU; `good`:
+    the good reference's traced launch (what it imported judges the files the bad state
+    deleted)."""
     log = Path(result.log)
     parsed = parse_log_file(log)
     args_line = None
@@ -35,7 +41,7 @@ def facts_from(result: ExperimentResult, node_gpu: GpuInfo | None = None) -> Fac
     architectures = list((result.model_info or {}).get("architectures") or [])
     if not architectures:
         architectures = sorted(set(_LOADED_TYPE.findall(text)))[:1]
-    return Facts(
+    facts = Facts(
         server_args=parsed.server_args,
         server_args_line=args_line,
         architectures=architectures,
@@ -43,6 +49,9 @@ def facts_from(result: ExperimentResult, node_gpu: GpuInfo | None = None) -> Fac
         workers=result.worker_env,
         gpu=gpu_from_log(text, f"server log {log.name}") or node_gpu,
     )
+    if good is not None and "good_trace" in Facts.model_fields:
+        facts = facts.model_copy(update={"good_trace": good.import_trace})
+    return facts
 
 
 def describe(state: InvestigationState) -> list[str]:

@@ -23,10 +23,10 @@ from agent.levels import request, update_levels
 from agent.llm.claims import apply_rankings
 from agent.llm.reasoner import LLMReasoner
 from agent.phases import lines
-from agent.phases.launches import record, record_experiment, references
+from agent.phases.launches import record, record_experiment, record_failure, references
 from agent.report import finish
 from agent.runner import Runner
-from agent.state import InvestigationState
+from agent.state import Failure, InvestigationState
 from agent.transcript import Transcript
 from agent.user_decisions import apply_user_decision
 
@@ -59,15 +59,27 @@ class Context:
 
 
 def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
+    """The candidates, then each reference launched once with the import trace (what the bad
+    state runs; what the good state ran, for the files the bad state deleted)."""
     ctx, s = runtime.context, state.model_copy(deep=True)
-    if not ctx.approved("the bad state, with the import trace (gather facts)"):
+    if not ctx.approved("the bad and good states, with the import trace (gather facts)"):
         return {}
     bad = references(s, ctx.runner.cands)  # every candidate; the bad and good configs
     lines.candidates(s, ctx.runner.config.target.good, ctx.log)
-    launch, result = ctx.runner.launch(s, bad, request(s, bad.key, "gather").id, trace=True)
-    record(s, bad, launch)
-    s.facts = facts_from(result, node_gpu=result.gpu)
-    lines.facts(s, launch, ctx.log)
+    results = []
+    for config in (bad, s.configs[s.good_key]):
+        outcome = ctx.runner.launch(s, config, request(s, config.key, "gather").id, trace=True)
+        if isinstance(outcome, Failure):
+            record_failure(s, config, outcome)
+            lines.failed(s, config, outcome, ctx.log)
+            s.status, s.phase = "error", "report"
+            s.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+            return dict(s)
+        record(s, config, outcome[0])
+        lines.facts(s, config, outcome[0], ctx.log)
+        results.append(outcome[1])
+    s.facts = facts_from(results[0], node_gpu=results[0].gpu, good=results[1])
+    lines.described(s, ctx.log)
     s.phase = "hypothesize"
     return dict(s)
 
@@ -103,9 +115,15 @@ def experiment(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     if not ctx.approved(f"{config.label} ({req.why})"):
         s.pending = None  # skipped: plan chooses again, with the user's latest decisions
         return dict(s)
-    if any(launch.request == req.id for launch in config.launches):
+    done = [launch.request for launch in config.launches] + [f.request for f in config.failures]
+    if req.id in done:
         return dict(s)  # done before a crash: not launched twice
-    launch, result = ctx.runner.launch(s, config, req.id)
+    outcome = ctx.runner.launch(s, config, req.id)
+    if isinstance(outcome, Failure):
+        record_failure(s, config, outcome)
+        lines.failed(s, config, outcome, ctx.log)
+        return dict(s)
+    launch, result = outcome
     drift = record_experiment(s, config, launch)
     lines.launched(s, config, launch, result.retried, drift, ctx.log)
     return dict(s)
@@ -134,6 +152,10 @@ def route(state: InvestigationState) -> str:
     return "experiment" if state.pending is not None else "report"
 
 
+def after_gather(state: InvestigationState) -> str:
+    return "report" if state.phase == "report" else "hypothesize"  # a reference cannot run
+
+
 def build_graph(checkpointer=None):
     from langgraph.graph import END, START, StateGraph
 
@@ -141,7 +163,9 @@ def build_graph(checkpointer=None):
     for node in (gather, hypothesize, plan, experiment, judge, report):
         graph.add_node(node.__name__, node)
     graph.add_edge(START, "gather")
-    graph.add_edge("gather", "hypothesize")
+    graph.add_conditional_edges(
+        "gather", after_gather, {"hypothesize": "hypothesize", "report": "report"}
+    )
     graph.add_edge("hypothesize", "plan")
     graph.add_conditional_edges("plan", route, {"experiment": "experiment", "report": "report"})
     graph.add_edge("experiment", "judge")

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
-from agent.state import Base, InvestigationState, PlannedLaunch, Variant, config_key
-from agent.stats import Noise, Score, Verdict, pooled_noise, score
+import math
 
-PRIOR_CV = 0.03  # assumed launch-to-launch noise until replicates measure it (provisional only)
-PRIOR_DF = 10
+from agent.state import Base, InvestigationState, PlannedLaunch, Variant, config_key
+from agent.stats import (
+    ALPHA,
+    MIN_NOISE_DF,
+    MIN_RELATIVE_GAP,
+    Noise,
+    Score,
+    Verdict,
+    level,
+    pooled_noise,
+    score,
+)
+
 MAX_LAUNCHES_PER_CONFIG = 4
+DEFAULT_MARGIN = 0.2  # "no regression" means under 20 % when the symptom implies no gap
 # a config judged restored stands with the good reference; one judged unchanged with the bad
 _LEVEL_OF: dict[Verdict, Base] = {"restored": "good", "none": "bad"}
 
@@ -68,20 +79,45 @@ def noise(state: InvestigationState) -> Noise:
             groups[config.level] += config.values
         else:
             others.append(config.values)
-    measured = pooled_noise([*groups.values(), *others])
-    if measured.df >= 2:
-        return measured
-    return Noise(sigma=max(PRIOR_CV, measured.sigma if measured.df else 0.0), df=PRIOR_DF)
+    return pooled_noise([*groups.values(), *others])
 
 
 def noise_is_measured(state: InvestigationState) -> bool:
-    return noise(state).df != PRIOR_DF
+    return noise(state).df >= MIN_NOISE_DF
 
 
-def between(state: InvestigationState, key: str, low_key: str, high_key: str) -> Score:
-    """Where `key` sits between `low_key` (r = 0) and `high_key` (r = 1)."""
+def unresolved(config: Variant) -> bool:
+    """A config that cannot be measured: it failed with nothing counted, or failed twice."""
+    return bool(config.failures) and (not config.values or len(config.failures) >= 2)
+
+
+def between(
+    state: InvestigationState,
+    key: str,
+    low_key: str,
+    high_key: str,
+    alpha: float = ALPHA,
+    measured: Noise | None = None,
+) -> Score:
+    """Where `key` sits between `low_key` (r = 0) and `high_key` (r = 1); with the launch
+    noise `measured` elsewhere (a re-run holds its launches against the session it re-runs)."""
     c, low, high = state.configs[key], state.configs[low_key], state.configs[high_key]
-    return score(c.values, low.values, high.values, noise(state))
+    return score(c.values, low.values, high.values, measured or noise(state), alpha=alpha)
+
+
+def symptom_margin(state: InvestigationState) -> float:
+    """The log gap under which there is "no regression": half the gap the symptom implies
+    (its value against its "was", or else against the good reference as measured), at least
+    MIN_RELATIVE_GAP; DEFAULT_MARGIN when the symptom implies no gap in the worse direction."""
+    sign = 1 if state.worse == "higher" else -1
+    good = state.configs[state.good_key].values
+    was = state.symptom.good or (math.exp(level(good)) if good else None)
+    if not was or was <= 0 or state.symptom.bad <= 0:
+        return math.log1p(DEFAULT_MARGIN)
+    implied = sign * math.log(state.symptom.bad / was)
+    if implied <= 0:
+        return math.log1p(DEFAULT_MARGIN)
+    return max(implied / 2, math.log1p(MIN_RELATIVE_GAP))
 
 
 def replicate(state: InvestigationState, key: str, why: str) -> PlannedLaunch:

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent.levels import restored
 from agent.result import (
     ClearedResult,
     Culprit,
@@ -17,7 +16,9 @@ from agent.result import (
     MetricResult,
     ResultTarget,
     SetAside,
+    UnresolvedResult,
 )
+from agent.shares import clipped, restored_share
 from agent.state import InvestigationState
 from tools.secrets import mask, mask_files, mask_text
 
@@ -42,11 +43,14 @@ def _value(state: InvestigationState, key: str) -> float | None:
     return config.mean if config and config.values else None
 
 
-def _culprits(state: InvestigationState) -> tuple[list[Culprit], float | None]:
+Share = tuple[float, float, float]
+
+
+def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
     conf = state.confirmation
     if conf is None or state.status not in ("confirmed", "suspected"):
         return [], None
-    whole = restored(state, conf.revert_key) if state.configs[conf.revert_key].values else None
+    whole = restored_share(state, conf.revert_key)
     out = []
     for cid in conf.culprits:
         c = next(c for c in state.candidates if c.id == cid)
@@ -58,7 +62,9 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], float | None]:
             ),
             None,
         )
-        share = restored(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
+        share = (
+            restored_share(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
+        )
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
@@ -68,14 +74,15 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], float | None]:
                 id=cid,
                 file=where,
                 summary=_summary(state, cid),
-                share=None if share is None else round(max(0.0, min(1.0, share)), 3),
+                share=None if share is None else clipped(share)[0],
+                share_ci=None if share is None else clipped(share)[1:],
                 evidence=_culprit_evidence(state, whole) + state.hypotheses[cid].reasons,
             )
         )
     return out, whole
 
 
-def _culprit_evidence(state: InvestigationState, whole: float | None) -> list[str]:
+def _culprit_evidence(state: InvestigationState, whole: Share | None) -> list[str]:
     """The two confirmation measurements, in words (the same for each culprit)."""
     conf = state.confirmation
     assert conf is not None
@@ -86,15 +93,15 @@ def _culprit_evidence(state: InvestigationState, whole: float | None) -> list[st
             f"reverting exactly {{{', '.join(conf.culprits)}}} gives "
             f"{_value(state, conf.revert_key):.3g} {unit} "
             f"({_launches(len(state.configs[conf.revert_key].values))}): "
-            f"{whole:.0%} of the gap restored"
+            f"{whole[0]:.0%} of the gap restored (95 % interval {whole[1]:.0%} to {whole[2]:.0%})"
         )
-    if state.configs[conf.apply_key].values:
-        reproduced = 1 - restored(state, conf.apply_key)
+    applied = restored_share(state, conf.apply_key)
+    if applied is not None:
         evidence.append(
             f"applying exactly it to the good state gives "
             f"{_value(state, conf.apply_key):.3g} {unit} "
             f"({_launches(len(state.configs[conf.apply_key].values))}): "
-            f"{reproduced:.0%} of the regression reproduced"
+            f"{1 - applied[0]:.0%} of the regression reproduced"
         )
     return evidence
 
@@ -139,9 +146,24 @@ def _set_aside(state: InvestigationState) -> list[SetAside]:
     ]
 
 
+def _unresolved(state: InvestigationState) -> list[UnresolvedResult]:
+    return [
+        UnresolvedResult(
+            config=config.label,
+            candidates=config.ids,
+            stage=failure.stage,
+            error=failure.error,
+            log=failure.log,
+        )
+        for config in state.configs.values()
+        for failure in config.failures
+    ]
+
+
 def _result(
-    state: InvestigationState, ctx: Context, culprits: list[Culprit], whole: float | None
+    state: InvestigationState, ctx: Context, culprits: list[Culprit], whole: Share | None
 ) -> InvestigationResult:
+    left = None if whole is None else clipped((1 - whole[0], 1 - whole[2], 1 - whole[1]))
     return InvestigationResult(
         session=state.session_id,
         session_dir=state.session_dir,
@@ -158,7 +180,8 @@ def _result(
             else None,
         ),
         culprits=culprits,
-        unexplained_share=None if whole is None else round(max(0.0, 1 - whole), 3),
+        unexplained_share=None if left is None else left[0],
+        unexplained_ci=None if left is None else left[1:],
         dropped=_dropped(state),
         cleared=[
             ClearedResult(candidate=cid, evidence=h.evidence)
@@ -167,6 +190,7 @@ def _result(
         ],
         launches=state.launches,
         set_aside=_set_aside(state),
+        unresolved=_unresolved(state),
         experiments=state.experiments,
         notes=state.notes,
         llm=None
@@ -211,16 +235,24 @@ def _bullets(head: str, evidence: list[str]) -> list[str]:
     return [head] + [f"  - {e}" for e in evidence]
 
 
+def _interval(ci: list[float] | None) -> str:
+    return "" if ci is None else f" [95 %: {ci[0]:.0%} to {ci[1]:.0%}]"
+
+
 def _verdict_lines(r: InvestigationResult) -> list[str]:
     """Culprits, dead ends dropped without a launch, and candidates cleared by experiment."""
     lines = []
     if r.culprits:
         lines += ["## Culprits", ""]
         for c in r.culprits:
-            share = "-" if c.share is None else f"{c.share:.0%}"
+            share = "-" if c.share is None else f"{c.share:.0%}" + _interval(c.share_ci)
             lines += _bullets(f"- **{c.id}** ({c.kind}, share {share}): {c.summary}", c.evidence)
         if r.unexplained_share is not None:
-            lines += ["", f"Unexplained share of the gap: {r.unexplained_share:.0%}"]
+            lines += [
+                "",
+                f"Unexplained share of the gap: {r.unexplained_share:.0%}"
+                + _interval(r.unexplained_ci),
+            ]
         lines.append("")
     if r.dropped:
         lines += ["## Dropped without a launch", ""]
@@ -251,6 +283,13 @@ def render_markdown(state: InvestigationState) -> str:
     for config in state.configs.values():
         if config.values:
             lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
+    if r.unresolved:
+        lines += ["", "## Launches that measured nothing (unresolved)", ""]
+        lines += [
+            f"- {u.config}: {u.stage}: {u.error}"
+            + (f" (log: {u.log})" if u.log and u.log not in u.error else "")
+            for u in r.unresolved
+        ]
     if r.set_aside:
         lines += ["", "## Launches set aside (disturbed: not counted)", ""]
         lines += [f"- {s.config}, request {s.request}: {s.why}" for s in r.set_aside]

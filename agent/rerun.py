@@ -11,10 +11,10 @@ import json
 import tempfile
 from pathlib import Path
 
-from agent.levels import between, update_levels
+from agent.levels import between, noise, update_levels
 from agent.runner import Runner
 from agent.session import new_session_id
-from agent.state import InvestigationState
+from agent.state import Failure, InvestigationState
 from agent.transcript import Transcript
 from tools.config import load_config
 from tools.errors import ToolError
@@ -106,7 +106,7 @@ def _new_session(old: InvestigationState, target: Path, sessions: Path) -> Inves
         },
     )
     for cfg in new.configs.values():
-        cfg.launches, cfg.level = [], None
+        cfg.launches, cfg.failures, cfg.level = [], [], None
     Path(new.session_dir).mkdir(parents=True)
     return new
 
@@ -119,9 +119,19 @@ def _remeasure(
     if old.confirmation:
         keys += [old.confirmation.revert_key, old.confirmation.apply_key]
     for request, key in enumerate(keys, 1):
-        launch, _ = runner.launch(new, new.configs[key], request)
-        new.configs[key].launches.append(launch)
+        outcome = runner.launch(new, new.configs[key], request)
         new.launches += 1
+        if isinstance(outcome, Failure):
+            new.configs[key].failures.append(outcome)
+            transcript.event(
+                "rerun",
+                "error",
+                f"{new.configs[key].label}: unresolved ({outcome.stage}: {outcome.error})",
+                config=new.configs[key].label,
+            )
+            continue
+        launch = outcome[0]
+        new.configs[key].launches.append(launch)
         transcript.event(
             "rerun",
             "experiment",
@@ -137,8 +147,13 @@ def _checks(old: InvestigationState, new: InvestigationState) -> list[dict]:
     """Does each of the old verdicts still hold on the new launches?"""
     checks = []
     if old.confirmation:
-        revert = between(new, old.confirmation.revert_key, new.bad_key, new.good_key)
-        apply = between(new, old.confirmation.apply_key, new.good_key, new.bad_key)
+        measured = noise(old)  # one launch each: the session's own measure of the noise
+        revert = between(
+            new, old.confirmation.revert_key, new.bad_key, new.good_key, measured=measured
+        )
+        apply = between(
+            new, old.confirmation.apply_key, new.good_key, new.bad_key, measured=measured
+        )
         names = ", ".join(old.confirmation.culprits)
         checks = [
             {

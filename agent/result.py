@@ -22,7 +22,9 @@ from agent.symptom import Symptom
 
 # agent.state's Status and Claim, repeated so that reading a result stays light (the session
 # list, replay); tests/agent/test_result.py keeps them in step
-Status = Literal["confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted"]
+Status = Literal[
+    "confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted", "error"
+]
 
 
 class Claim(BaseModel):
@@ -54,6 +56,7 @@ class Culprit(BaseModel):
     file: str  # the file, or the env variable's name
     summary: str
     share: float | None  # the share of the gap it restores, in [0, 1]
+    share_ci: list[float] | None = None  # its 95 % interval, [low, high]
     evidence: list[str]
 
 
@@ -71,6 +74,16 @@ class ClearedResult(BaseModel):
 
     candidate: str
     evidence: list[str]
+
+
+class UnresolvedResult(BaseModel):
+    """A configuration that measured nothing (it did not build, start or bench)."""
+
+    config: str  # the configuration's label
+    candidates: list[str]  # what it reverted (bad base) or applied (good base)
+    stage: str
+    error: str
+    log: str | None
 
 
 class SetAside(BaseModel):
@@ -118,10 +131,12 @@ class InvestigationResult(BaseModel):
     metric: MetricResult
     culprits: list[Culprit]
     unexplained_share: float | None  # the gap the culprits leave unexplained, in [0, 1]
+    unexplained_ci: list[float] | None = None  # its 95 % interval, [low, high]
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int
     set_aside: list[SetAside] = []  # absent from results older than disturbed launches
+    unresolved: list[UnresolvedResult] = []  # absent from results older than failed launches
     experiments: int
     notes: list[str]
     llm: LLMResult | None = None  # absent from results older than the LLM reasoner

@@ -6,13 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.state import InvestigationState, Launch, Variant
+from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import launch_value
+from tools.bench.serving import BenchError
 from tools.config import TargetConfig
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
+from tools.proc.server import ServerError
 from tools.progress import ProgressCallbacks
-from tools.repo.candidates import CandidateSet
+from tools.repo.candidates import CandidateSet, GitError
 from tools.repo.target import Target
+
+# what a launch that measured nothing failed at: its tree, its server, its bench
+_STAGES: dict[type[Exception], str] = {GitError: "build", ServerError: "start", BenchError: "bench"}
+TAIL_LINES = 15
 
 
 class Runner:
@@ -43,9 +49,11 @@ class Runner:
 
     def launch(
         self, state: InvestigationState, variant: Variant, planned: int, trace: bool = False
-    ) -> tuple[Launch, ExperimentResult]:
+    ) -> tuple[Launch, ExperimentResult] | Failure:
         """One launch of `variant` (a state of the target), for the planned launch numbered
-        `planned` (its output folder, and the launch's record of what asked for it)."""
+        `planned` (its output folder, and the launch's record of what asked for it); or, when
+        its tree does not build, its server does not start (twice: flaky starts exist) or its
+        bench fails, the Failure that says why (never a value)."""
         spec = (
             ExperimentSpec(base="bad", reverted=variant.ids)
             if variant.base == "bad"
@@ -53,15 +61,41 @@ class Runner:
         )
         out = Path(state.session_dir) / "launches" / f"{planned:03d}"
         options = ExperimentOptions(metric=state.metric, trace=trace, progress=self.progress)
-        result = run_experiment(self.target, spec, out, options)
+        failure = None
+        for attempt in (1, 2):
+            try:
+                result = run_experiment(self.target, spec, out, options)
+                break
+            except (GitError, ServerError, BenchError) as e:
+                failure = _failure(e, planned, out)
+                if failure.stage != "start" or attempt == 2:
+                    return failure
+                out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
         launch = Launch(
             value=self.value_of(result, state),
             samples=result.metric.samples,
             log=result.log,
             request=planned,
+            traced=trace,
+            retried=f"start-up failed once: {failure.error}" if failure else None,
         )
         return launch, result
 
     def value_of(self, result: ExperimentResult, state: InvestigationState) -> float:
         """The launch's one number, as every judgement sees it."""
         return launch_value(result.metric.samples, self.config.bench.per_launch, state.worse)
+
+
+def _failure(error: Exception, planned: int, out: Path) -> Failure:
+    """What a failed launch left: the error's line and the last lines of its log."""
+    stage = next(name for kind, name in _STAGES.items() if isinstance(error, kind))
+    logs = sorted(out.glob("server-*.log")) if out.is_dir() else []
+    tail = logs[-1].read_text(errors="replace").splitlines()[-TAIL_LINES:] if logs else []
+    log = str(logs[-1]) if logs else None
+    return Failure(
+        request=planned,
+        stage=stage,  # type: ignore[arg-type]
+        error=str(error).splitlines()[0] if str(error) else type(error).__name__,
+        log=log,
+        tail=tail,
+    )

@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.checkpoints import saver
+from agent.error_end import end_with_error
 from agent.graph import Context, build_graph
 from agent.llm.models import ChatModel, OpenAIModel, replay_model
 from agent.llm.reasoner import LLMReasoner
@@ -214,9 +215,20 @@ class Session:
         return self.graph.invoke(value, self.config, context=self.ctx, durability="sync")
 
     def run_to_end(self) -> dict:
-        """Start (a new session) or go on (a reopened one) to the end; the result object."""
-        final = self.run(self.first)
+        """Start (a new session) or go on (a reopened one) to the end; the result object.
+
+        Whatever goes wrong on the way (a tool's error, a bug of ours) still ends with a
+        result: status `error`, the traceback in error.txt, the report of what was known."""
+        try:
+            final = self.run(self.first)
+        except Exception as error:  # noqa: BLE001 - never an investigation without a result
+            return self.fail(error)
         return final["result"] if isinstance(final, dict) else final.result
+
+    def fail(self, error: BaseException) -> dict:
+        """Status `error` with the report of the last checkpoint's state (the checkpoint
+        itself is kept: `--resume` goes on from before the error)."""
+        return end_with_error(self.current(), self.ctx, error)
 
     def initial(self) -> InvestigationState:
         """The state the session was started or reopened with."""

@@ -25,6 +25,8 @@ class Launch(BaseModel):
     log: str
     request: int  # the request that asked for it (makes re-runs idempotent)
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
+    traced: bool = False  # launched with the import trace (gather)
+    retried: str | None = None  # a first attempt that failed to start, and why
 
 
 class Failure(BaseModel):
@@ -95,6 +97,7 @@ class Task(BaseModel):
     second: list[str] = Field(default_factory=list)
     first_key: str | None = None
     interference_checked: bool = False  # measure the second half too (no elimination)
+    first_unresolved: bool = False  # the first half could not be judged (failed or unclear)
 
 
 class PlannedLaunch(BaseModel):
@@ -117,6 +120,7 @@ class Confirmation(BaseModel):
     apply_key: str
     drop_keys: dict[str, str] = Field(default_factory=dict)  # member -> "good + the others"
     rounds: int = 0
+    rest_searched_for: list[str] = Field(default_factory=list)  # a set whose remainder was searched
 
 
 class Claim(BaseModel):

@@ -14,6 +14,11 @@ A state X is scored by r = (log bad - log X) / (log bad - log good): 1 restores 
     none      X differs from good (p <= alpha) and r <= 0.25
     partial   X differs from both and 0.25 < r < 0.75, on two launches or more
     unknown   otherwise: one more launch, up to a cap (as Pinpoint and tachometer do)
+
+No verdict rests on an assumed noise figure: until replicates give the pooled noise two degrees
+of freedom, every comparison is "unknown". Two levels of significance: the search's navigation
+(which half to go into) at SEARCH_ALPHA, a wrong turn being caught by confirmation; every
+verdict the report states (the gap, confirmation both ways, each member needed) at ALPHA.
 """
 
 from __future__ import annotations
@@ -25,6 +30,9 @@ from typing import Literal
 from pydantic import BaseModel
 
 ALPHA = 0.01
+SEARCH_ALPHA = 0.05
+EQUIVALENCE_ALPHA = 0.05  # one-sided, as in TOST: "no regression" is shown, not assumed
+MIN_NOISE_DF = 2
 MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
 Verdict = Literal["restored", "none", "partial", "unknown"]
 
@@ -73,7 +81,7 @@ def p_equal(a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise) ->
     """Two-sided p of a pooled t-test that two configurations share one level (log means)."""
     from scipy import stats
 
-    if noise.df == 0 or not math.isfinite(noise.sigma):
+    if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
         return 1.0
     se = noise.sigma * math.sqrt(1 / n_a + 1 / n_b)
     return float(2 * stats.t.sf(abs(a_level - b_level) / se, noise.df))
@@ -93,6 +101,7 @@ def score(
     good: list[float],
     noise: Noise,
     against: Literal["bad", "good"] = "bad",
+    alpha: float = ALPHA,
 ) -> Score:
     """How far `values` (launch statistics of one state) sit between bad and good.
 
@@ -107,23 +116,36 @@ def score(
     p_good = p_equal(x, len(values), g, len(good), noise)
     near_good, near_bad = (p_good, p_bad) if against == "bad" else (p_bad, p_good)
     verdict: Verdict = "unknown"
-    if near_bad <= ALPHA and r >= 0.75:
+    if near_bad <= alpha and r >= 0.75:
         verdict = "restored"
-    elif near_good <= ALPHA and r <= 0.25:
+    elif near_good <= alpha and r <= 0.25:
         verdict = "none"
-    elif near_bad <= ALPHA and near_good <= ALPHA and 0.25 < r < 0.75 and len(values) > 1:
+    elif near_bad <= alpha and near_good <= alpha and 0.25 < r < 0.75 and len(values) > 1:
         verdict = "partial"  # one launch between the ends may be a disturbed one: a second decides
     return Score(r=r, p_vs_bad=p_bad, p_vs_good=p_good, verdict=verdict, launches=len(values))
 
 
 class Calibration(BaseModel):
-    status: Literal["regression", "no_regression", "unknown"]
+    status: Literal["regression", "no_regression", "inconclusive", "unknown"]
     bad: float  # geometric means
     good: float
     gap: float  # bad / good - 1
     noise: Noise
     p: float
+    upper: float  # one-sided upper confidence bound of the gap, in the worse direction
     reason: str
+
+
+def gap_bound(
+    bad: list[float], good: list[float], noise: Noise, worse_sign: int, alpha: float
+) -> float:
+    """The one-sided (1 - alpha) upper bound of the worse-direction log gap (inf unmeasured)."""
+    from scipy import stats
+
+    if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
+        return math.inf
+    se = noise.sigma * math.sqrt(1 / len(bad) + 1 / len(good))
+    return (level(bad) - level(good)) * worse_sign + float(stats.t.ppf(1 - alpha, noise.df)) * se
 
 
 def calibrate(
@@ -132,40 +154,48 @@ def calibrate(
     noise: Noise,
     worse: Literal["higher", "lower"],
     max_each: int,
+    margin: float,
+    alpha: float = SEARCH_ALPHA,
 ) -> Calibration:
-    """Is there a regression worth isolating? "unknown" asks for another pair of launches."""
+    """Is there a regression worth isolating? "unknown" asks for another pair of launches.
+
+    regression: the gap is significant at `alpha` and at least MIN_RELATIVE_GAP in the worse
+    direction; no_regression: the gap is significantly smaller than `margin` (a log gap: an
+    equivalence test, one-sided at EQUIVALENCE_ALPHA); inconclusive: neither after `max_each`
+    launches of each (the regression, if any, is within this bench's noise).
+    """
+    worse_sign = 1 if worse == "higher" else -1
     log_gap = level(bad) - level(good)
     b, g = math.exp(level(bad)), math.exp(level(good))
     p = p_equal(level(bad), len(bad), level(good), len(good), noise)
-    worse_sign = 1 if worse == "higher" else -1
-    floor = max(math.log1p(MIN_RELATIVE_GAP), 3 * noise.sigma if noise.df else 0.0)
-    gap = math.expm1(log_gap)
+    upper = gap_bound(bad, good, noise, worse_sign, EQUIVALENCE_ALPHA)
     said = (
-        f"bad {b:.3g} vs good {g:.3g} ({gap:+.1%}), launch noise "
+        f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "
         f"{noise.sigma:.1%} from {noise.df} df, p = {p:.2g}"
     )
-    if p <= ALPHA and log_gap * worse_sign >= floor:
-        return Calibration(
-            status="regression", bad=b, good=g, gap=gap, noise=noise, p=p, reason=said
+    status: Literal["regression", "no_regression", "inconclusive", "unknown"] = "unknown"
+    if p <= alpha and log_gap * worse_sign >= math.log1p(MIN_RELATIVE_GAP):
+        status = "regression"
+    elif upper < margin and min(len(bad), len(good)) >= 2:
+        status = "no_regression"
+        said += (
+            f": the gap is at most {math.expm1(upper):+.1%} ({1 - EQUIVALENCE_ALPHA:.0%} "
+            f"upper bound), under the {math.expm1(margin):.1%} the symptom implies"
         )
-    if min(len(bad), len(good)) >= max_each or (
-        noise.df and abs(log_gap) < floor and p > ALPHA and min(len(bad), len(good)) >= 3
-    ):
-        return Calibration(
-            status="no_regression",
-            bad=b,
-            good=g,
-            gap=gap,
-            noise=noise,
-            p=p,
-            reason=(f"{said}: the gap is within noise or under {MIN_RELATIVE_GAP:.0%}"),
+    elif min(len(bad), len(good)) >= max_each:
+        status = "inconclusive"
+        said += (
+            f": after {len(bad)} and {len(good)} launches the gap is neither significant nor "
+            f"shown smaller than {math.expm1(margin):.1%}: the regression, if any, is within "
+            "this bench's noise"
         )
     return Calibration(
-        status="unknown",
+        status=status,
         bad=b,
         good=g,
-        gap=gap,
+        gap=math.expm1(log_gap),
         noise=noise,
         p=p,
-        reason="need another pair of launches",
+        upper=upper,
+        reason=said if status != "unknown" else "need another pair of launches",
     )

@@ -34,8 +34,9 @@ def apply_rankings(
 
 def judge_claims(state: InvestigationState, culprits: list[str]) -> None:
     """Each claim is supported (it is a culprit) or refuted by a measured configuration."""
-    if not state.configs[state.good_key].values:
-        return
+    good = state.configs.get(state.good_key)
+    if good is None or not good.values:
+        return  # nothing measured yet (an investigation stopped early)
     unit = state.symptom.unit
     for claim in state.claims:
         if claim.candidate in culprits:

@@ -1,19 +1,20 @@
 """Calibrate: is there a regression, how large, and how noisy are launches?
 
-The bad state's first launch comes from gathering facts. One launch of the good state follows.
-A gap far outside the assumed noise starts the search at once (replicates come for free later:
-every experiment that lands on a reference adds to its launches); anything closer is decided
-on replicated launches, bad and good alternating, with the pooled t-test of agent.stats.
+Gathering facts launched each reference once (with the import trace). Replicates follow, bad and
+good alternating, until the pooled launch noise is measured and the gap decided: a regression
+(significant at the search's level: the report re-tests it at the strict one with every launch),
+no regression (an equivalence test: the gap is significantly smaller than half the symptom's),
+or inconclusive after MAX_REFERENCE_LAUNCHES each (the regression is within the bench's noise).
+No decision rests on an assumed noise figure.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
-from agent.levels import noise, noise_is_measured, request
+from agent.levels import noise, noise_is_measured, request, symptom_margin, unresolved
 from agent.state import InvestigationState, PlannedLaunch
-from agent.stats import MIN_RELATIVE_GAP, calibrate, level
+from agent.stats import calibrate
 
 MAX_REFERENCE_LAUNCHES = 5
 
@@ -24,51 +25,53 @@ def start(state: InvestigationState) -> None:
 
 def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
+    if decide(state) != "unknown":
+        return None
     if not good.values:
         return request(state, state.good_key, "calibrate: measure the good reference")
     if not bad.values:
         return request(state, state.bad_key, "calibrate: measure the bad reference")
-    decision = decide(state)
-    if decision != "unknown":
-        return None
     key = state.bad_key if len(bad.values) <= len(good.values) else state.good_key
-    return request(
-        state,
-        key,
-        f"calibrate: the gap is not clear yet; another launch of {state.configs[key].label}",
+    why = (
+        "the gap is not clear yet" if noise_is_measured(state) else "launch noise not measured yet"
     )
+    return request(state, key, f"calibrate: {why}; another launch of {state.configs[key].label}")
 
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:
-    """The verdict: no regression (to the report), or a regression (to the search)."""
+    """The verdict: a regression (to the search), or the report with why not."""
     verdict = decide(state)
     log("plan", "verdict", f"calibration: {verdict}: {state.notes[-1] if state.notes else ''}")
-    if verdict == "no_regression":
-        state.status = "no_regression"
-        state.phase = "report"
-    else:
+    if verdict == "regression":
         state.phase = "search"
+        return
+    state.status = "error" if verdict == "error" else verdict  # type: ignore[assignment]
+    state.phase = "report"
 
 
 def decide(state: InvestigationState) -> str:
-    """ "regression", "no_regression" or "unknown" (and a note saying why)."""
+    """ "regression", "no_regression", "inconclusive", "error" (a reference cannot run) or
+    "unknown" (and a note saying why)."""
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
-    current = noise(state)
-    if not noise_is_measured(state):
-        log_gap = level(bad.values) - level(good.values)
-        worse = 1 if state.worse == "higher" else -1
-        if log_gap * worse >= max(math.log1p(MIN_RELATIVE_GAP), 4 * current.sigma):
+    for config in (bad, good):
+        if unresolved(config):
+            failure = config.failures[-1]
             _note(
                 state,
-                f"gap {bad.mean - good.mean:+.3g} {state.symptom.unit} "
-                f"({math.expm1(log_gap):+.1%}) is more than 4x the assumed launch noise "
-                f"({current.sigma:.1%}): searching now, noise to be measured on the "
-                "references' replicates",
+                f"the {config.label} reference cannot run ({failure.stage}: {failure.error}): "
+                "nothing can be compared with it",
             )
-            return "regression"
-        if min(len(bad.values), len(good.values)) < 2:
-            return "unknown"
-    result = calibrate(bad.values, good.values, current, state.worse, MAX_REFERENCE_LAUNCHES)
+            return "error"
+    if not noise_is_measured(state) or not bad.values or not good.values:
+        return "unknown"
+    result = calibrate(
+        bad.values,
+        good.values,
+        noise(state),
+        state.worse,
+        MAX_REFERENCE_LAUNCHES,
+        symptom_margin(state),
+    )
     if result.status != "unknown":
         _note(state, result.reason)
     return result.status

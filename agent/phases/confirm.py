@@ -1,15 +1,19 @@
 """Confirm a culprit set two ways, on launches of its own, with measured noise.
 
-`confirmed` needs: the bad state with exactly the set reverted restores the good value, the good
-state with exactly the set applied reproduces the regression, and (for more than one member)
-applying all but any one member to the good state does not reproduce all of it (each member is
-needed).
-Otherwise the search goes on (a missing partner, an unexplained share) or the set stays
-`suspected`.
+`confirmed` needs, each at the strict level (stats.ALPHA): the gap itself, re-tested on every
+launch of the references; the bad state with exactly the set reverted restores the good value;
+the good state with exactly the set applied reproduces the regression; and (for more than one
+member) each member needed: applying all but it to the good state significantly falls short (or
+does not run, for a member another one needs to build: a link read from the code).
+A remainder that is significantly above zero after reverting the set sends the search on over
+the other candidates (completeness) before the set is confirmed; it is reported either way.
+Otherwise the search goes on (a missing partner, an unexplained share), or the set is
+`suspected` (significant one way only), or nothing is named (`inconclusive`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Literal
 
@@ -18,12 +22,15 @@ from agent.levels import (
     all_ids,
     between,
     ensure_config,
+    noise,
     noise_is_measured,
     replicate,
     request,
+    unresolved,
 )
 from agent.phases.search import names_used
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
+from agent.stats import ALPHA, MIN_RELATIVE_GAP, level, p_equal
 
 MAX_ROUNDS = 3
 
@@ -39,6 +46,7 @@ def start(state: InvestigationState) -> None:
         if len(culprits) > 1
         else {},
         rounds=(state.confirmation.rounds + 1) if state.confirmation else 1,
+        rest_searched_for=state.confirmation.rest_searched_for if state.confirmation else [],
     )
 
 
@@ -51,12 +59,18 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         log("plan", "thought", state.notes[-1])
         state.phase = "search"
         return
-    state.status = outcome  # "confirmed" or "suspected"
-    log("plan", "verdict", f"{outcome}: {{{names}}}")
+    state.status = outcome  # "confirmed", "suspected" or "inconclusive"
+    if outcome == "inconclusive":
+        log("plan", "verdict", f"inconclusive: {state.notes[-1] if state.notes else ''}")
+    else:
+        log("plan", "verdict", f"{outcome}: {{{names}}}")
     state.phase = "report"
 
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
+    """restored / none / partial; "unresolved" when it cannot run, "unknown" while unclear."""
+    if unresolved(state.configs[key]):
+        return "unresolved"
     if apply_side:  # reproduces the regression: sits at the bad end, measured from good
         return between(state, key, state.good_key, state.bad_key).verdict
     return between(state, key, state.bad_key, state.good_key).verdict
@@ -64,6 +78,8 @@ def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
 
 def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool:
     config = state.configs[key]
+    if unresolved(config):
+        return False
     if not config.values:
         return True
     return (
@@ -110,15 +126,44 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
     return None
 
 
-def _needed(state: InvestigationState, without_key: str) -> bool:
-    """A member is needed when the set without it no longer reproduces all the regression."""
-    return between(state, without_key, state.good_key, state.bad_key).verdict != "restored"
+def _needed(state: InvestigationState, member: str, without_key: str) -> bool | None:
+    """Is `member` needed? True when the set without it significantly falls short of the
+    regression (or cannot run while the member is linked to another: it must travel with
+    it); False when the others alone significantly reproduce all of it; None: undecided."""
+    if unresolved(state.configs[without_key]):
+        linked = any(member in (link.a, link.b) for link in state.links)
+        return True if linked else None
+    verdict = between(state, without_key, state.good_key, state.bad_key).verdict
+    return {"restored": False, "none": True, "partial": True}.get(verdict)
 
 
-def conclude(state: InvestigationState) -> Literal["confirmed", "suspected", "search"]:
-    """After plan() has nothing left: 'confirmed', 'suspected', or 'search' (more to find)."""
+def gap_holds(state: InvestigationState) -> bool:
+    """The gap re-tested on every launch of the references, at the strict level (a note when
+    it does not hold: the regression is within this bench's noise)."""
+    bad, good = state.configs[state.bad_key], state.configs[state.good_key]
+    sign = 1 if state.worse == "higher" else -1
+    n = noise(state)
+    b, g = level(bad.values), level(good.values)
+    p = p_equal(b, len(bad.values), g, len(good.values), n)
+    if p <= ALPHA and (b - g) * sign >= math.log1p(MIN_RELATIVE_GAP):
+        return True
+    state.notes.append(
+        f"the gap ({math.expm1(b - g):+.1%}) is not significant at {ALPHA:.0%} on all "
+        f"{len(bad.values)} + {len(good.values)} launches of the references (p = {p:.2g}, "
+        f"launch noise {n.sigma:.1%}): the regression is within this bench's noise"
+    )
+    return False
+
+
+Outcome = Literal["confirmed", "suspected", "inconclusive", "search"]
+
+
+def conclude(state: InvestigationState) -> Outcome:
+    """After plan() has nothing left: the outcome, or 'search' (more to find)."""
     conf = state.confirmation
     assert conf is not None
+    if not gap_holds(state):
+        return "inconclusive"
     reverted = _verdict(state, conf.revert_key, False)
     applied = _verdict(state, conf.apply_key, True)
     kept = [
@@ -127,9 +172,36 @@ def conclude(state: InvestigationState) -> Literal["confirmed", "suspected", "se
         if h.status == "open" and cid not in conf.culprits
     ]
     if reverted == "restored" and applied == "restored":
-        unneeded = [m for m, key in conf.drop_keys.items() if not _needed(state, key)]
-        if not unneeded:
-            return "confirmed"
+        return _both_ways(state, conf, kept)
+    one_way = reverted == "restored" or applied == "restored"
+    if conf.rounds >= MAX_ROUNDS:
+        return _short(state, conf, one_way)
+    if reverted == "restored" and applied in ("none", "partial") and kept:
+        _search_partner(state, conf, kept)
+        return "search"
+    dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
+    if reverted in ("partial", "none") and (kept or dropped):
+        _search_the_rest(state, conf, kept, dropped)
+        return "search"
+    return _short(state, conf, one_way)
+
+
+def _short(state: InvestigationState, conf: Confirmation, one_way: bool) -> Outcome:
+    """Not confirmed: suspected on significant evidence one way, else nothing is named."""
+    if one_way:
+        return "suspected"
+    state.notes.append(
+        f"{{{', '.join(conf.culprits)}}} could not be confirmed either way "
+        "(reverting and applying it gave no significant result)"
+    )
+    return "inconclusive"
+
+
+def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -> Outcome:
+    """Reverting restores and applying reproduces: each member needed, and nothing left?"""
+    needed = {m: _needed(state, m, key) for m, key in conf.drop_keys.items()}
+    unneeded = [m for m, need in needed.items() if need is False]
+    if unneeded:
         for finding in state.findings:
             finding.ids = [cid for cid in finding.ids if cid not in unneeded]
         state.findings = [f for f in state.findings if f.ids]
@@ -138,16 +210,31 @@ def conclude(state: InvestigationState) -> Literal["confirmed", "suspected", "se
             "the regression on the good state"
         )
         return "search" if conf.rounds < MAX_ROUNDS else "suspected"
-    if conf.rounds >= MAX_ROUNDS:
+    undecided = [m for m, need in needed.items() if need is None]
+    if undecided:
+        state.notes.append(
+            f"could not show that {', '.join(undecided)} is needed (no significant result "
+            "without it)"
+        )
         return "suspected"
-    if reverted == "restored" and applied in ("none", "partial") and kept:
-        _search_partner(state, conf, kept)
-        return "search"
     dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
-    if reverted in ("partial", "none") and (kept or dropped):
+    searched = sorted(conf.culprits) == sorted(conf.rest_searched_for)
+    if (
+        (kept or dropped)
+        and not searched
+        and conf.rounds < MAX_ROUNDS
+        and _remainder_significant(state, conf)
+    ):
+        conf.rest_searched_for = list(conf.culprits)
         _search_the_rest(state, conf, kept, dropped)
         return "search"
-    return "suspected"
+    return "confirmed"
+
+
+def _remainder_significant(state: InvestigationState, conf: Confirmation) -> bool:
+    """Reverting the set leaves a share of the regression significantly above zero."""
+    result = between(state, conf.revert_key, state.bad_key, state.good_key)
+    return result.p_vs_good <= ALPHA and result.r < 1
 
 
 def _search_partner(state: InvestigationState, conf: Confirmation, kept: list[str]) -> None:
@@ -182,6 +269,6 @@ def _search_the_rest(
         Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True)
     ]
     state.notes.append(
-        "reverting the culprits found leaves part of the regression: "
+        f"reverting {{{', '.join(conf.culprits)}}} leaves part of the regression: "
         "searching the rest, pruned candidates included"
     )

@@ -1,16 +1,18 @@
-"""The references (bad and good), each launch's bookkeeping, and the references' drift:
-re-measured every few search launches, and a note when one moves far from its earlier ones."""
+"""The references (bad and good), each launch's (and failed launch's) bookkeeping, and the
+references' drift: re-measured every few search launches, each time held against its earlier
+launches with the test that sets disturbed launches aside (agent.disturbed)."""
 
 from __future__ import annotations
 
-from agent.levels import ensure_config, noise, request
-from agent.state import InvestigationState, Launch, PlannedLaunch, Variant
-from agent.stats import level
+import statistics
+
+from agent.disturbed import disagreement
+from agent.levels import ensure_config, request
+from agent.state import Failure, InvestigationState, Launch, PlannedLaunch, Variant
 from tools.repo.candidates import CandidateSet
 from tools.secrets import mask
 
 DRIFT_EVERY = 5  # re-measure a reference every this many search launches
-DRIFT_SIGMAS = 4  # a reference this many noise sigmas from its earlier launches has drifted
 
 
 def references(state: InvestigationState, cands: CandidateSet) -> Variant:
@@ -28,8 +30,15 @@ def record(state: InvestigationState, config: Variant, launch: Launch) -> None:
     state.launches += 1
 
 
+def record_failure(state: InvestigationState, config: Variant, failure: Failure) -> None:
+    """A launch that measured nothing: kept with its variant, counted against the budget."""
+    config.failures.append(failure)
+    state.launches += 1
+
+
 def record_experiment(state: InvestigationState, config: Variant, launch: Launch) -> str | None:
-    """Record an experiment's launch; a line saying so when it shows a reference drifted."""
+    """Record an experiment's launch; for a reference re-measured, a line saying how it
+    compares with its earlier launches (the test that sets disturbed launches aside)."""
     before = list(config.values)
     record(state, config, launch)
     state.experiments += 1
@@ -37,14 +46,13 @@ def record_experiment(state: InvestigationState, config: Variant, launch: Launch
         state.since_reference += 1
         return None
     state.since_reference = 0
-    sigma = noise(state).sigma
-    if before and abs(level([launch.value]) - level(before)) > DRIFT_SIGMAS * sigma:
-        return (
-            f"drift: {config.label} now measures "
-            f"{launch.value:.3g}, its earlier launches {sum(before) / len(before):.3g} "
-            f"(more than {DRIFT_SIGMAS} noise sigmas apart)"
-        )
-    return None
+    p = disagreement(state, config, launch)
+    if p is None:
+        return None
+    return (
+        f"{config.label} re-measured: {launch.value:.3g}, its earlier launches "
+        f"{statistics.fmean(before):.3g} (p = {p:.2g} against the launch noise)"
+    )
 
 
 def drift_check(state: InvestigationState) -> PlannedLaunch | None:

@@ -10,7 +10,7 @@ from agent.gather import describe
 from agent.hypothesize import SHOWN_EACH, dropped_summary
 from agent.levels import between, noise
 from agent.report import write_narrative
-from agent.state import InvestigationState, Launch, Variant
+from agent.state import Failure, InvestigationState, Launch, Variant
 
 if TYPE_CHECKING:
     from agent.llm.reasoner import LLMReasoner
@@ -27,17 +27,39 @@ def candidates(state: InvestigationState, good: str, log: Log) -> None:
     )
 
 
-def facts(state: InvestigationState, launch: Launch, log: Log) -> None:
+def facts(state: InvestigationState, config: Variant, launch: Launch, log: Log) -> None:
+    if launch.retried:
+        log("gather", "thought", f"{config.label}: {launch.retried}; started again")
     log(
         "gather",
         "tool_result",
-        f"bad state launched with the import trace: "
+        f"{config.label} state launched with the import trace: "
         f"{state.metric} {launch.value:.3g} {state.symptom.unit}",
         log=launch.log,
         samples=launch.samples,
     )
+
+
+def described(state: InvestigationState, log: Log) -> None:
     for line in describe(state):
         log("gather", "thought", line)
+
+
+def failed(state: InvestigationState, config: Variant, failure: Failure, log: Log) -> None:
+    """A launch that measured nothing: why, where its log is, and the log's last lines."""
+    what = {"build": "its tree did not build", "start": "its server did not start (twice)"}
+    log(
+        "experiment",
+        "error",
+        f"launch {state.launches}: {config.label}: unresolved, "
+        f"{what.get(failure.stage, 'its bench failed')}: {failure.error}"
+        + (f" (log: {failure.log})" if failure.log and failure.log not in failure.error else ""),
+        config=config.label,
+        held=config.ids,
+        base=config.base,
+        stage=failure.stage,
+        tail=failure.tail,
+    )
 
 
 def hypotheses(state: InvestigationState, sentences: list[str], log: Log) -> None:
@@ -84,6 +106,8 @@ def launched(
             "thought",
             f"{retried}; measured again on a new connection (only that measurement counts)",
         )
+    if launch.retried:
+        log("experiment", "thought", f"{config.label}: {launch.retried}; started again")
     if drift:
         log("experiment", "thought", drift)
     log(
@@ -111,8 +135,9 @@ LEVELS = {
 def verdict(state: InvestigationState, key: str, log: Log) -> None:
     """Where an experiment's config sits between the references (once both are measured)."""
     config = state.configs[key]
-    if not state.configs[state.good_key].values or key in (state.bad_key, state.good_key):
-        return
+    references = (state.bad_key, state.good_key)
+    if key in references or not all(state.configs[k].values for k in (key, *references)):
+        return  # a reference, or a launch that measured nothing
     result = between(state, key, state.bad_key, state.good_key)
     n = noise(state)
     effect = (

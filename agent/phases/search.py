@@ -22,9 +22,11 @@ from agent.levels import (
     held,
     replicate,
     request,
+    unresolved,
 )
 from agent.phases.launches import drift_check
 from agent.state import Finding, InvestigationState, PlannedLaunch, Task
+from agent.stats import SEARCH_ALPHA
 
 DOMINANT = 0.5  # a candidate with this share of the mass is tried alone first
 
@@ -43,16 +45,17 @@ _NAME_LITERAL = re.compile(r"""["']([A-Z][A-Z0-9_]{5,})["']""")
 
 
 def names_used(state: InvestigationState, cid: str) -> set[str]:
-    """Env-var-like names a candidate's changed lines mention (or the env candidate's own)."""
+    """Env-var-like names a candidate's changed lines mention (none for env or arg candidates)."""
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind != "hunk":  # an env var set at launch and a hunk setting it are alternatives,
         return set()  # not a pair that needs both
     return set(_NAME_LITERAL.findall("\n".join(c.changed_lines())))
 
 
-def units(state: InvestigationState, ids: list[str]) -> list[list[str]]:
-    """Candidates that belong together: the same file, or a name one sets and another reads
-    (grouping by shared identifiers, as Zeller's GDB study did)."""
+def _components(state: InvestigationState, ids: list[str], by_file: bool) -> list[list[str]]:
+    """Candidates that belong together: a link read from the code (one defines what another
+    uses), a name one sets and another reads (grouping by shared identifiers, as Zeller's GDB
+    study did) and, with `by_file`, the same file."""
     parent = {cid: cid for cid in ids}
 
     def root(cid: str) -> str:
@@ -60,43 +63,54 @@ def units(state: InvestigationState, ids: list[str]) -> list[list[str]]:
             cid = parent[cid]
         return cid
 
+    def join(a: str, b: str) -> None:
+        parent[root(a)] = root(b)
+
     by_key: dict[str, str] = {}
     for cid in ids:
-        for key in {"file:" + _file(state, cid)} | names_used(state, cid):
+        keys = names_used(state, cid) | ({"file:" + _file(state, cid)} if by_file else set())
+        for key in keys:
             if key in by_key:
-                parent[root(cid)] = root(by_key[key])
+                join(cid, by_key[key])
             else:
                 by_key[key] = cid
+    for link in state.links:
+        if link.a in parent and link.b in parent:
+            join(link.a, link.b)
     groups: dict[str, list[str]] = {}
     for cid in ids:
         groups.setdefault(root(cid), []).append(cid)
     return list(groups.values())
 
 
+def units(state: InvestigationState, ids: list[str]) -> list[list[str]]:
+    """What a split keeps together where it can: linked candidates and hunks of one file."""
+    return _components(state, ids, by_file=True)
+
+
 def linked(state: InvestigationState, ids: list[str]) -> bool:
-    """All of `ids` share names they set and read: they act as one change."""
-    if len(ids) < 2:
-        return False
-    names = [names_used(state, cid) for cid in ids]
-    return all(names[0] & other for other in names[1:])
+    """All of `ids` move together (links, shared names): they act as one change."""
+    return len(ids) > 1 and len(_components(state, ids, by_file=False)) == 1
 
 
 def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]]:
+    """Two halves by prior mass; never splitting what must move together (links, names)."""
     ranked = sorted(ids, key=lambda i: (-_weight(state, i), i))
     total = sum(_weight(state, i) for i in ranked)
-    if _weight(state, ranked[0]) >= DOMINANT * total:
-        return [ranked[0]], ranked[1:]
-    grouped = units(state, ranked)
-    groups = grouped if len(grouped) > 1 else [[cid] for cid in ranked]
-    groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
-    first: list[str] = []
-    for group in groups:
-        if sum(_weight(state, i) for i in first) >= total / 2:
-            break
-        first += group
-    if len(first) == len(ranked):  # one heavy group: split it by count instead
-        first = ranked[: len(ranked) // 2]
-    return first, [i for i in ranked if i not in first]
+    hard = _components(state, ranked, by_file=False)
+    top = next(group for group in hard if ranked[0] in group)
+    if _weight(state, ranked[0]) >= DOMINANT * total and len(top) < len(ranked):
+        return top, [i for i in ranked if i not in top]
+    for groups in (units(state, ranked), hard, [[cid] for cid in ranked]):
+        groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
+        first: list[str] = []
+        for group in groups:
+            if sum(_weight(state, i) for i in first) >= total / 2:
+                break
+            first += group
+        if len(first) < len(ranked):
+            return first, [i for i in ranked if i not in first]
+    return ranked[: len(ranked) // 2], ranked[len(ranked) // 2 :]
 
 
 def _changed(state: InvestigationState, task: Task, subset: list[str]) -> str:
@@ -147,22 +161,15 @@ def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> Planne
                 )
                 state.tasks.pop(0)
                 continue
-            task.first, task.second = split(state, task.ids)
-            if chooser is not None and len(task.first) and len(task.second):
-                verb = "revert" if task.kind == "locate" else "apply"
-                pick = chooser(
-                    f"Which {verb} experiment should run first?",
-                    [f"{verb} {{{', '.join(h)}}}" for h in (task.first, task.second)],
-                )
-                if pick == 2:
-                    task.first, task.second = task.second, task.first
-            task.first_key = _changed(state, task, task.first)
-            task.stage = "first"
+            _start(state, task, chooser)
         key = task.first_key if task.stage == "first" else _changed(state, task, task.second)
         config = state.configs[key or ""]
-        if not config.values or (
-            _verdict(state, task, key or "") == "unknown"
-            and len(config.values) < MAX_LAUNCHES_PER_CONFIG
+        if not unresolved(config) and (
+            not config.values
+            or (
+                _verdict(state, task, key or "") == "unknown"
+                and len(config.values) < MAX_LAUNCHES_PER_CONFIG
+            )
         ):
             half = task.first if task.stage == "first" else task.second
             verb = "revert" if task.kind == "locate" else "apply"
@@ -176,13 +183,40 @@ def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> Planne
     return None
 
 
+def _start(state: InvestigationState, task: Task, chooser: Chooser | None) -> None:
+    task.first, task.second = split(state, task.ids)
+    if chooser is not None and len(task.first) and len(task.second):
+        verb = "revert" if task.kind == "locate" else "apply"
+        pick = chooser(
+            f"Which {verb} experiment should run first?",
+            [f"{verb} {{{', '.join(h)}}}" for h in (task.first, task.second)],
+        )
+        if pick == 2:
+            task.first, task.second = task.second, task.first
+    task.first_key = _changed(state, task, task.first)
+    task.stage = "first"
+
+
 def _verdict(state: InvestigationState, task: Task, key: str) -> str:
-    if not state.configs[key].values:
+    """The half's verdict; "unresolved" when it cannot run or stays unclear at its cap (no
+    verdict without significance: never the nearer end)."""
+    config = state.configs[key]
+    if unresolved(config):
+        return "unresolved"
+    if not config.values:
         return "unknown"
-    result = between(state, key, task.low_key, task.high_key)
-    if result.verdict == "unknown" and len(state.configs[key].values) >= MAX_LAUNCHES_PER_CONFIG:
-        return "restored" if result.r >= 0.5 else "none"  # out of launches: the nearer end
+    result = between(state, key, task.low_key, task.high_key, alpha=SEARCH_ALPHA)
+    if result.verdict == "unknown" and len(config.values) >= MAX_LAUNCHES_PER_CONFIG:
+        return "unresolved"
     return result.verdict
+
+
+def _why_unresolved(state: InvestigationState, key: str) -> str:
+    config = state.configs[key]
+    if config.failures:
+        failure = config.failures[-1]
+        return f"{config.label} did not run ({failure.stage}: {failure.error})"
+    return f"{config.label} stayed unclear after {len(config.values)} launches"
 
 
 def judge(state: InvestigationState, task: Task, key: str) -> None:
@@ -201,10 +235,14 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
         )
 
     tried, rest = (task.first, task.second) if task.stage == "first" else (task.second, task.first)
-    if verdict == "restored":
+    if verdict == "unresolved":
+        new = _around_unresolved(state, task, key, sub)
+    elif verdict == "restored":
         new = [sub(tried, low, key)]
     elif verdict == "partial":  # additive: this half's share, then the rest on top of it
         new = [sub(tried, low, key), sub(rest, key, high)]
+    elif task.stage == "second" and task.first_unresolved:
+        new = [sub(rest, low, high, checked=True)]  # by elimination: the half that cannot run
     elif task.stage == "first" and not task.interference_checked:
         # nothing in the first half: the other half, by elimination (if the halves
         # interfere instead, confirmation finds out and the search runs again, checked)
@@ -218,3 +256,27 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
             sub(task.second, task.first_key or "", high, checked=True),
         ]
     state.tasks[:0] = new
+
+
+def _around_unresolved(
+    state: InvestigationState, task: Task, key: str, sub: Callable[..., Task]
+) -> list[Task]:
+    """A half that cannot be judged (ddmin's "?"): try its complement; when neither half can,
+    a finer split of each; two single candidates that cannot be told apart are one finding,
+    and the report says why."""
+    state.notes.append(f"search: {_why_unresolved(state, key)}")
+    if task.stage == "first":
+        task.stage, task.first_unresolved = "second", True
+        return [task]
+    if not task.first_unresolved:  # the first half did nothing; the second cannot be judged
+        return [sub(task.second, task.low_key, task.high_key, checked=True)]
+    halves = [h for h in (task.first, task.second) if len(h) > 1]
+    if not halves:
+        state.notes.append(
+            f"could not separate {{{', '.join(task.ids)}}}: neither alone could be judged"
+        )
+        state.findings.append(Finding(ids=task.ids, low_key=task.low_key, high_key=task.high_key))
+        return []
+    for single in (h for h in (task.first, task.second) if len(h) == 1):
+        state.notes.append(f"could not judge {single[0]} alone: left out of the search")
+    return [sub(h, task.low_key, task.high_key, checked=True) for h in halves]

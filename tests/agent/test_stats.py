@@ -64,12 +64,41 @@ def test_noisy_single_launch_is_unknown() -> None:
     assert score([23.0], BAD, GOOD, wide).verdict == "unknown"
 
 
+MARGIN = math.log(29 / 19) / 2  # half the gap "verify 29ms (was 19)" implies
+
+
 def test_calibration_decides_only_with_enough_evidence() -> None:
     noise = pooled_noise([BAD, GOOD])
-    assert calibrate(BAD, GOOD, noise, "higher", 5).status == "regression"
+    assert calibrate(BAD, GOOD, noise, "higher", 5, MARGIN).status == "regression"
     # faster, not slower: not the regression the symptom describes
-    assert calibrate(GOOD, BAD, noise, "higher", 5).status != "regression"
+    assert calibrate(GOOD, BAD, noise, "higher", 5, MARGIN).status != "regression"
     same = [19.1, 18.9, 19.0]
     flat = pooled_noise([same, GOOD])
-    assert calibrate(same, GOOD, flat, "higher", 5).status == "no_regression"
-    assert calibrate([19.1], [19.0], Noise(sigma=0.005, df=0), "higher", 5).status == "unknown"
+    assert calibrate(same, GOOD, flat, "higher", 5, MARGIN).status == "no_regression"
+    unmeasured = Noise(sigma=0.005, df=0)
+    assert calibrate([19.1], [19.0], unmeasured, "higher", 5, MARGIN).status == "unknown"
+
+
+def test_no_regression_is_shown_by_an_equivalence_test_not_assumed() -> None:
+    """A flat result on noisy launches is not "no regression" until the gap is significantly
+    under the margin; after the cap it is inconclusive (within this bench's noise)."""
+    noisy_bad, noisy_good = [19.0, 24.0, 16.0], [18.0, 23.0, 15.5]
+    noise = pooled_noise([noisy_bad, noisy_good])  # about 20 % launch noise
+    small_margin = math.log(1.05)
+    assert calibrate(noisy_bad, noisy_good, noise, "higher", 5, small_margin).status == "unknown"
+    capped = calibrate(noisy_bad, noisy_good, noise, "higher", 3, small_margin)
+    assert capped.status == "inconclusive" and "within this bench's noise" in capped.reason
+    assert calibrate(noisy_bad, noisy_good, noise, "higher", 5, MARGIN).status == "unknown"
+    wide = math.log(29 / 10) / 2  # "29ms (was 10)": a gap this noise can rule out
+    assert calibrate(noisy_bad, noisy_good, noise, "higher", 5, wide).status == "no_regression"
+
+
+def test_no_search_verdict_without_measured_noise() -> None:
+    """One launch each: whatever the values, every comparison is unknown (no assumed noise)."""
+    unmeasured = pooled_noise([[29.0], [19.0], [19.1]])
+    assert unmeasured.df == 0
+    assert score([19.1], [29.0], [19.0], unmeasured).verdict == "unknown"
+    measured = Noise(sigma=0.01, df=2)
+    assert score([19.1], [29.0, 29.2], [19.0, 19.1], measured, alpha=0.05).verdict == "restored"
+
+
