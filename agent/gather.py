@@ -49,8 +49,8 @@ def facts_from(
         workers=result.worker_env,
         gpu=gpu_from_log(text, f"server log {log.name}") or node_gpu,
     )
-    if good is not None and "good_trace" in Facts.model_fields:
-        facts = facts.model_copy(update={"good_trace": good.import_trace})
+    if good is not None:
+        facts.good_trace = good.import_trace
     return facts
 
 

@@ -2,11 +2,9 @@
 
     gather -> hypothesize -> plan -> experiment -> judge -> plan -> ... -> report
 
-`plan` asks the phases (agent.phases: calibrate, search, confirm) for one launch at a time;
-`experiment` makes it; `judge` scores it. The nodes get the runner, transcript, repository and
-reasoner from LangGraph's runtime context. Each node works on a copy of the state and returns
-all its fields (`dict(s)`), so a node killed half-way re-runs from its top; a SQLite
-checkpointer (durability "sync") keeps every step.
+`plan` asks the phases (agent.phases) for one launch at a time; `experiment` makes it; `judge`
+scores it. The nodes get the runner, transcript, repository and reasoner from LangGraph's runtime
+context; each works on a copy of the state (a node killed half-way re-runs from its top).
 """
 
 from __future__ import annotations
@@ -19,14 +17,14 @@ from agent import phases
 from agent.disturbed import set_aside_disturbed
 from agent.gather import facts_from
 from agent.hypothesize import hypothesize as hypotheses_of
-from agent.levels import request, update_levels
+from agent.levels import update_levels
 from agent.llm.claims import apply_rankings
 from agent.llm.reasoner import LLMReasoner
 from agent.phases import lines
-from agent.phases.launches import record, record_experiment, record_failure, references
+from agent.phases.launches import launch_traced, record_experiment, references
 from agent.report import finish
 from agent.runner import Runner
-from agent.state import Failure, InvestigationState
+from agent.state import InvestigationState
 from agent.transcript import Transcript
 from agent.user_decisions import apply_user_decision
 
@@ -51,34 +49,23 @@ class Context:
         return self.transcript.event
 
     def approved(self, what: str) -> bool:
-        if not self.approve:
-            return True
         from langgraph.types import interrupt
 
-        return interrupt({"launch": what}) == "yes"
+        return not self.approve or interrupt({"launch": what}) == "yes"
 
 
 def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
-    """The candidates, then each reference launched once with the import trace (what the bad
-    state runs; what the good state ran, for the files the bad state deleted)."""
+    """The candidates; each reference launched once with the import trace."""
     ctx, s = runtime.context, state.model_copy(deep=True)
     if not ctx.approved("the bad and good states, with the import trace (gather facts)"):
         return {}
-    bad = references(s, ctx.runner.cands)  # every candidate; the bad and good configs
+    references(s, ctx.runner.cands)  # every candidate; the bad and good configs
     lines.candidates(s, ctx.runner.config.target.good, ctx.log)
-    results = []
-    for config in (bad, s.configs[s.good_key]):
-        outcome = ctx.runner.launch(s, config, request(s, config.key, "gather").id, trace=True)
-        if isinstance(outcome, Failure):
-            record_failure(s, config, outcome)
-            lines.failed(s, config, outcome, ctx.log)
-            s.status, s.phase = "error", "report"
-            s.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
-            return dict(s)
-        record(s, config, outcome[0])
-        lines.facts(s, config, outcome[0], ctx.log)
-        results.append(outcome[1])
-    s.facts = facts_from(results[0], node_gpu=results[0].gpu, good=results[1])
+    bad, good = (launch_traced(s, key, ctx.runner, ctx.log) for key in (s.bad_key, s.good_key))
+    if bad is None or good is None:  # a reference cannot run: nothing to compare with
+        s.status, s.phase = "error", "report"
+        return dict(s)
+    s.facts = facts_from(bad, node_gpu=bad.gpu, good=good)
     lines.described(s, ctx.log)
     s.phase = "hypothesize"
     return dict(s)
@@ -110,22 +97,13 @@ def plan(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 def experiment(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     ctx, s = runtime.context, state.model_copy(deep=True)
     req = s.pending
-    assert req is not None
+    assert req is not None  # route() sends here only with a pending launch
     config = s.configs[req.key]
     if not ctx.approved(f"{config.label} ({req.why})"):
         s.pending = None  # skipped: plan chooses again, with the user's latest decisions
         return dict(s)
-    done = [launch.request for launch in config.launches] + [f.request for f in config.failures]
-    if req.id in done:
-        return dict(s)  # done before a crash: not launched twice
-    outcome = ctx.runner.launch(s, config, req.id)
-    if isinstance(outcome, Failure):
-        record_failure(s, config, outcome)
-        lines.failed(s, config, outcome, ctx.log)
-        return dict(s)
-    launch, result = outcome
-    drift = record_experiment(s, config, launch)
-    lines.launched(s, config, launch, result.retried, drift, ctx.log)
+    if not config.made(req.id):  # else done before a crash: not launched twice
+        record_experiment(s, config, ctx.runner.launch(s, config, req.id), ctx.log)
     return dict(s)
 
 
@@ -149,11 +127,11 @@ def report(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 
 
 def route(state: InvestigationState) -> str:
+    """After gather: hypothesize (the report, if a reference cannot run); after plan: the
+    launch it asks for, or the report."""
+    if state.phase == "hypothesize":
+        return "hypothesize"
     return "experiment" if state.pending is not None else "report"
-
-
-def after_gather(state: InvestigationState) -> str:
-    return "report" if state.phase == "report" else "hypothesize"  # a reference cannot run
 
 
 def build_graph(checkpointer=None):
@@ -163,11 +141,9 @@ def build_graph(checkpointer=None):
     for node in (gather, hypothesize, plan, experiment, judge, report):
         graph.add_node(node.__name__, node)
     graph.add_edge(START, "gather")
-    graph.add_conditional_edges(
-        "gather", after_gather, {"hypothesize": "hypothesize", "report": "report"}
-    )
+    graph.add_conditional_edges("gather", route, ["hypothesize", "report"])
     graph.add_edge("hypothesize", "plan")
-    graph.add_conditional_edges("plan", route, {"experiment": "experiment", "report": "report"})
+    graph.add_conditional_edges("plan", route, ["experiment", "report"])
     graph.add_edge("experiment", "judge")
     graph.add_edge("judge", "plan")
     graph.add_edge("report", END)

@@ -1,15 +1,25 @@
 """Hypothesize: every candidate is a hypothesis with a prior; off-path ones are dropped, with
-the evidence quoted (a prior, not a proof: confirmation brings them back if needed)."""
+the evidence quoted (a prior, not a proof: confirmation brings them back if needed).
+
+Before anything is dropped, the hunks that must move together are linked from the code
+(tools/code_paths/dependencies.py); a candidate linked to a kept one is kept too, whatever the
+evidence against it, since a tree holding one end of a link without the other fails for a
+reason the regression does not have.
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from pathlib import Path
 
 import git
 
 from agent.priors import prior
-from agent.relevance import assess, env_arrival
-from agent.state import Hypothesis, InvestigationState
+from agent.relevance import Relevance, assess, env_arrival
+from agent.state import Hypothesis, InvestigationState, Link
+from tools.code_paths.dependencies import dependencies
+from tools.proc.worker_env import WorkerEnv
+from tools.repo.candidates import Candidate
 
 
 def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
@@ -19,34 +29,75 @@ def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
         return None
 
 
-def _bad_source(repo_root: Path, path: str) -> list[str]:
+def _bad_source(repo_root: Path, path: str) -> str | None:
     try:
-        return (repo_root / path).read_text(errors="replace").splitlines()
+        return (repo_root / path).read_text(errors="replace")
     except OSError:
-        return []
+        return None
+
+
+def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Relevance], list[Link]]:
+    """Each candidate's relevance and the links between candidates, each file read once."""
+    facts = state.facts
+    if facts is None:  # gather reads the facts before this phase
+        raise RuntimeError("hypothesize needs the facts of the bad state (gather)")
+    root = Path(repo.working_tree_dir or ".")
+    hunks = [c for c in state.candidates if c.kind == "hunk"]
+    files = sorted({c.file or "" for c in hunks})
+    good = {path: _good_source(repo, state.good_sha, path) for path in files}
+    bad = {path: _bad_source(root, path) for path in files}
+    verdicts = {
+        c.id: assess(c, facts, good[c.file or ""], (bad[c.file or ""] or "").splitlines(), root)
+        if c.kind == "hunk"
+        else assess(c, facts, None, [])
+        for c in state.candidates
+    }
+    links = [Link(**link.model_dump()) for link in dependencies(hunks, good, bad).links]
+    return verdicts, links
+
+
+def kept_by_links(verdicts: dict[str, Relevance], links: list[Link]) -> dict[str, Link]:
+    """Candidates judged off-path that links tie, directly or through others, to a kept one;
+    each with the link it was reached by."""
+    near: dict[str, list[Link]] = {}
+    for link in links:
+        near.setdefault(link.a, []).append(link)
+        near.setdefault(link.b, []).append(link)
+    queue = deque(cid for cid, v in verdicts.items() if v.on_path is not False)
+    seen, reached = set(queue), {}
+    while queue:
+        here = queue.popleft()
+        for link in near.get(here, []):
+            other = link.b if link.a == here else link.a
+            if other in verdicts and other not in seen:
+                seen.add(other)
+                reached[other] = link
+                queue.append(other)
+    return reached
+
+
+def link_sentence(link: Link) -> str:
+    return f"{link.a} and {link.b} move together: {link.reason}"
 
 
 def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
-    """Fill state.hypotheses and state.dropped; return sentences for the transcript."""
-    root = Path(repo.working_tree_dir or ".")
-    said = []
+    """Fill state.hypotheses, state.links and state.dropped; return sentences for the
+    transcript."""
+    verdicts, state.links = _verdicts(state, repo)
+    said = [link_sentence(link) for link in state.links]
+    rescued = kept_by_links(verdicts, state.links)
     for c in state.candidates:
-        facts = state.facts
-        if facts is None:  # gather reads the facts before this phase
-            raise RuntimeError("hypothesize needs the facts of the bad state (gather)")
-        p = prior(c, state.metric, facts.server_args)
+        p = prior(c, state.metric, state.facts.server_args if state.facts else None)
         hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
-        if c.kind == "hunk":
-            verdict = assess(
-                c,
-                facts,
-                _good_source(repo, state.good_sha, c.file or ""),
-                _bad_source(root, c.file or ""),
-                root,
+        verdict = verdicts[c.id]
+        if c.id in rescued:
+            link = rescued[c.id]
+            hypothesis.evidence.append(
+                f"kept although {verdict.reason} ({'; '.join(verdict.evidence)}): "
+                f"it moves with {link.b if link.a == c.id else link.a} ({link.reason})"
             )
-        else:
-            verdict = assess(c, facts, None, [])
-        if verdict.on_path is False:
+            said.append(f"{c.id}: {hypothesis.evidence[-1]}")
+        elif verdict.on_path is False:
             hypothesis.status = "dropped"
             hypothesis.evidence = verdict.evidence
             state.dropped.append(verdict)
@@ -71,7 +122,26 @@ def dropped_summary(state: InvestigationState, examples: int = 3) -> list[str]:
     ]
 
 
-def _arrival(state: InvestigationState, c) -> list[str]:
+def links_summary(state: InvestigationState, examples: int = 3) -> list[str]:
+    """The links in one line: how many, and a few of them (the transcript keeps each one)."""
+    if not state.links:
+        return []
+    shown = "; ".join(link.reason for link in state.links[:examples])
+    more = "; ..." if len(state.links) > examples else ""
+    count = len(state.links)
+    return [
+        f"{count} link{'s' * (count > 1)} between candidates that move together (e.g. "
+        f"{shown}{more})"
+    ]
+
+
+def _when(workers: WorkerEnv) -> str:
+    if workers.after_start:
+        return "as each process had it after start-up"
+    return "as each process started: what a worker sets in itself later is not seen"
+
+
+def _arrival(state: InvestigationState, c: Candidate) -> list[str]:
     """Did the env vars this candidate sets reach the workers? Recorded either way."""
     if state.facts is None or state.facts.workers is None:
         return []
@@ -92,7 +162,8 @@ def _arrival(state: InvestigationState, c) -> list[str]:
             got, total = arrival
             text = (
                 f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
-                f"{got}/{total} scheduler processes (worker env of the first bad launch)"
+                f"{got}/{total} scheduler processes (worker env of the first bad launch, "
+                f"{_when(state.facts.workers)})"
             )
         state.hypotheses[c.id].evidence.append(text)
         said.append(text)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tools.code_paths.dependencies import file_change
 from tools.code_paths.enclosing import Branch, enclosing_branches
 from tools.code_paths.imports import source_lookup
 from tools.gpu.guards import decide
@@ -35,6 +36,7 @@ class Facts(BaseModel):
     server_args_line: int | None = None
     architectures: list[str] = []
     trace: ImportTrace | None = None
+    good_trace: ImportTrace | None = None  # the good reference's: judges files the bad deleted
     workers: WorkerEnv | None = None
     gpu: GpuInfo | None = None  # from the server log, else the node (None: guards undecided)
 
@@ -56,14 +58,18 @@ def _args_quote(facts: Facts, *keys: str) -> list[str]:
 
 
 def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
-    trace = facts.trace
+    """A file no server process imported. A file the bad state deleted cannot be imported
+    there: it is judged by what the good reference imported, and kept without that trace."""
+    deleted = c.kind == "hunk" and file_change(c) == "deleted"
+    trace, state = (facts.good_trace, "good reference") if deleted else (facts.trace, "bad state")
     if trace is None or not trace.processes or not (c.file or "").endswith(".py"):
         return None
     if trace.imported(c.file or ""):
         return None
+    what = f"{c.file}, which the bad state deleted," if deleted else c.file
     evidence = [
-        f"{c.file} was not imported by any of the {trace.processes} server processes "
-        f"(import trace of the bad state)"
+        f"{what} was not imported by any of the {trace.processes} server processes "
+        f"(import trace of the {state})"
     ]
     evidence += _args_quote(facts, "attention_backend", "model_path")
     if facts.architectures:
@@ -102,7 +108,8 @@ def _first_changed_line(c: Candidate) -> int | None:
 
 
 def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Relevance | None:
-    found = _branches(c, bad_source) if facts.architectures else None
+    python = (c.file or "").endswith(".py")  # a non-Python file's branches are not read
+    found = _branches(c, bad_source) if facts.architectures and python else None
     if found is None:
         return None
     line, branches = found
@@ -215,7 +222,9 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
         return None
     if c.kind == "env" and c.name and c.bad is not None:
         pairs = [(c.name, c.bad)]
-    elif c.kind == "hunk" and _only_env_lines(c):
+    elif c.kind == "hunk" and (c.file or "").endswith(".py") and _only_env_lines(c):
+        if not facts.workers.after_start:  # the hunk may run in a worker after it started,
+            return None  # where the start environment (/proc) cannot show what it set
         pairs = c.env_assignments()
     else:
         return None

@@ -57,6 +57,11 @@ class Variant(BaseModel):
         """The counted launches' values (a disturbed launch is kept but not counted)."""
         return [launch.value for launch in self.launches if launch.disturbed is None]
 
+    def made(self, request: int) -> bool:
+        """Whether the planned launch numbered `request` was made (measured or failed)."""
+        made = [x.request for x in self.launches] + [x.request for x in self.failures]
+        return request in made
+
     @property
     def mean(self) -> float:
         return statistics.fmean(self.values)

@@ -26,7 +26,7 @@ from tools.measure import LaunchPlan, Measurement, measure
 from tools.node.nodes import Node, open_node
 from tools.node.ssh_host import HostLost
 from tools.proc.import_trace import ImportTrace
-from tools.proc.worker_env import WorkerEnv
+from tools.proc.worker_env import WorkerEnv, after_start
 from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
 from tools.repo.target import Target
@@ -226,6 +226,11 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             )
             measured.append(measure(config, node, cwd, log, plan, options.progress))
         imports = node.read_trace(tree) if trace else None
+        if trace:  # what each process set in its own os.environ after it started
+            last = measured[-1]
+            measured[-1] = last.model_copy(
+                update={"worker_env": after_start(last.worker_env, out_dir / "imports")}
+            )
         gpu = (
             query_gpu(
                 lambda command: node.shell(command, cwd, {}, 20.0),

@@ -127,14 +127,18 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 
 
 def _needed(state: InvestigationState, member: str, without_key: str) -> bool | None:
-    """Is `member` needed? True when the set without it significantly falls short of the
-    regression (or cannot run while the member is linked to another: it must travel with
-    it); False when the others alone significantly reproduce all of it; None: undecided."""
+    """Is `member` needed? True when the set without it falls significantly short of the
+    regression (however small its share: additive causes are all needed), or cannot run while
+    the member is linked to another (it must travel with it); False when the others alone
+    reproduce the regression and fall short of it by nothing significant; None: undecided."""
     if unresolved(state.configs[without_key]):
         linked = any(member in (link.a, link.b) for link in state.links)
         return True if linked else None
-    verdict = between(state, without_key, state.good_key, state.bad_key).verdict
-    return {"restored": False, "none": True, "partial": True}.get(verdict)
+    result = between(state, without_key, state.good_key, state.bad_key)
+    short_of_bad = result.p_vs_good  # against the high end: here, the bad reference
+    if short_of_bad <= ALPHA and result.r < 1:
+        return True
+    return False if result.verdict == "restored" else None
 
 
 def gap_holds(state: InvestigationState) -> bool:
@@ -209,7 +213,10 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             f"{', '.join(unneeded)} not needed: the others alone reproduce "
             "the regression on the good state"
         )
-        return "search" if conf.rounds < MAX_ROUNDS else "suspected"
+        if conf.rounds < MAX_ROUNDS:
+            return "search"
+        conf.culprits = [m for m in conf.culprits if m not in unneeded]  # never named
+        return "suspected"
     undecided = [m for m, need in needed.items() if need is None]
     if undecided:
         state.notes.append(

@@ -8,7 +8,10 @@ import statistics
 
 from agent.disturbed import disagreement
 from agent.levels import ensure_config, request
+from agent.phases.lines import Log, facts, failed, launched
+from agent.runner import Runner
 from agent.state import Failure, InvestigationState, Launch, PlannedLaunch, Variant
+from tools.experiment import ExperimentResult
 from tools.repo.candidates import CandidateSet
 from tools.secrets import mask
 
@@ -36,23 +39,52 @@ def record_failure(state: InvestigationState, config: Variant, failure: Failure)
     state.launches += 1
 
 
-def record_experiment(state: InvestigationState, config: Variant, launch: Launch) -> str | None:
-    """Record an experiment's launch; for a reference re-measured, a line saying how it
-    compares with its earlier launches (the test that sets disturbed launches aside)."""
+def launch_traced(
+    state: InvestigationState, key: str, runner: Runner, log: Log
+) -> ExperimentResult | None:
+    """A reference's first launch, with the import trace; None (and a note) when it cannot
+    run."""
+    config = state.configs[key]
+    outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
+    if isinstance(outcome, Failure):
+        record_failure(state, config, outcome)
+        failed(state, config, outcome, log)
+        state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+        return None
+    record(state, config, outcome[0])
+    facts(state, config, outcome[0], log)
+    return outcome[1]
+
+
+def record_experiment(
+    state: InvestigationState,
+    config: Variant,
+    outcome: tuple[Launch, ExperimentResult] | Failure,
+    log: Log,
+) -> None:
+    """Record an experiment's launch (or its failure) and say so; for a reference
+    re-measured, how it compares with its earlier launches (the test that sets disturbed
+    launches aside)."""
+    if isinstance(outcome, Failure):
+        record_failure(state, config, outcome)
+        failed(state, config, outcome, log)
+        return
+    launch, result = outcome
     before = list(config.values)
     record(state, config, launch)
     state.experiments += 1
+    drift = None
     if config.key not in (state.bad_key, state.good_key):
         state.since_reference += 1
-        return None
-    state.since_reference = 0
-    p = disagreement(state, config, launch)
-    if p is None:
-        return None
-    return (
-        f"{config.label} re-measured: {launch.value:.3g}, its earlier launches "
-        f"{statistics.fmean(before):.3g} (p = {p:.2g} against the launch noise)"
-    )
+    else:
+        state.since_reference = 0
+        p = disagreement(state, config, launch)
+        if p is not None:
+            drift = (
+                f"{config.label} re-measured: {launch.value:.3g}, its earlier launches "
+                f"{statistics.fmean(before):.3g} (p = {p:.2g} against the launch noise)"
+            )
+    launched(state, config, launch, result.retried, drift, log)
 
 
 def drift_check(state: InvestigationState) -> PlannedLaunch | None:

@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from agent.gather import describe
-from agent.hypothesize import SHOWN_EACH, dropped_summary
+from agent.hypothesize import SHOWN_EACH, dropped_summary, link_sentence, links_summary
 from agent.levels import between, noise
 from agent.report import write_narrative
 from agent.state import Failure, InvestigationState, Launch, Variant
+from agent.stats import ALPHA, SEARCH_ALPHA
 
 if TYPE_CHECKING:
     from agent.llm.reasoner import LLMReasoner
@@ -64,8 +65,13 @@ def failed(state: InvestigationState, config: Variant, failure: Failure, log: Lo
 
 def hypotheses(state: InvestigationState, sentences: list[str], log: Log) -> None:
     many = len(state.dropped) > SHOWN_EACH
+    linked = {link_sentence(link) for link in state.links}
+    many_links = len(linked) > SHOWN_EACH
     for sentence in sentences:
-        log("hypothesize", "hypothesis", sentence, quiet=many)
+        log("hypothesize", "hypothesis", sentence, quiet=many_links if sentence in linked else many)
+    if many_links:
+        for line in links_summary(state):
+            log("hypothesize", "thought", line)
     if many:  # the terminal gets one line per reason; the transcript has every one above
         for line in dropped_summary(state):
             log("hypothesize", "thought", line)
@@ -138,7 +144,9 @@ def verdict(state: InvestigationState, key: str, log: Log) -> None:
     references = (state.bad_key, state.good_key)
     if key in references or not all(state.configs[k].values for k in (key, *references)):
         return  # a reference, or a launch that measured nothing
-    result = between(state, key, state.bad_key, state.good_key)
+    # at the level the phase decides on: the search's navigation is looser than a verdict
+    alpha = SEARCH_ALPHA if state.phase == "search" else ALPHA
+    result = between(state, key, state.bad_key, state.good_key, alpha=alpha)
     n = noise(state)
     effect = (
         f"reproduces {1 - result.r:.0%} of the regression"
@@ -150,7 +158,7 @@ def verdict(state: InvestigationState, key: str, log: Log) -> None:
         "verdict",
         f"{config.label}: {effect}, {LEVELS[result.verdict]} (p vs bad "
         f"{result.p_vs_bad:.2g}, p vs good {result.p_vs_good:.2g}, launch noise "
-        f"{n.sigma:.1%} on {n.df} df)",
+        f"{n.sigma:.1%} on {n.df} df, level {alpha:.0%})",
         config=config.label,
         r=result.r,
         verdict=result.verdict,

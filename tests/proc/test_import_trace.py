@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
+from agent.relevance import env_arrival
 from tools.config import load_config
 from tools.proc.import_trace import read_trace, traced_env
 from tools.proc.server import free_port, running_server
-from tools.proc.worker_env import worker_env
+from tools.proc.worker_env import after_start, worker_env
 
 
 def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
@@ -31,3 +37,60 @@ def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
     assert trace.imported("python/sitecustomize.py")  # the lab's own, chained by the hook
     schedulers = [p for p in workers.processes if p.role == "scheduler"]
     assert {p.env.get("NCCL_PROTO") for p in schedulers} == {"LL"}
+
+
+WORKER_SETS_ITS_OWN = """\
+import multiprocessing as mp, os, sys, time
+
+def work(ready):
+    os.environ["NCCL_PROTO"] = "Simple"  # set inside the worker, after it started
+    del os.environ["NCCL_ALGO"]
+    ready.set()
+    time.sleep(60)
+
+if __name__ == "__main__":
+    ready = mp.get_context("spawn").Event()
+    worker = mp.get_context("spawn").Process(target=work, args=(ready,))
+    worker.start()
+    ready.wait()
+    os.environ["NCCL_DEBUG"] = "WARN"  # set in the main process after the worker was spawned
+    open(sys.argv[1], "w").close()
+    worker.join()
+"""
+
+
+def _reported(trace_dir: Path, pid: int, name: str) -> bool:
+    report = trace_dir / f"{pid}.env.json"
+    return report.exists() and name in json.loads(report.read_text() or "{}")
+
+
+def test_the_trace_reports_what_each_process_set_in_itself_after_start(tmp_path: Path) -> None:
+    (tmp_path / "server.py").write_text(WORKER_SETS_ITS_OWN)
+    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
+    trace_dir.mkdir()
+    env = traced_env({**os.environ, "NCCL_ALGO": "Ring"}, trace_dir, tmp_path)
+    command = [sys.executable, "server.py", str(marker)]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
+        try:
+            while not marker.exists() and server.poll() is None:
+                time.sleep(0.05)
+            assert marker.exists(), "the server stopped before its worker set its variables"
+            started = worker_env(server.pid)
+            (worker,) = [p for p in started.processes if p.role == "scheduler"]
+            while not (
+                _reported(trace_dir, worker.pid, "NCCL_PROTO")
+                and _reported(trace_dir, server.pid, "NCCL_DEBUG")
+            ):
+                assert server.poll() is None
+                time.sleep(0.05)
+        finally:
+            os.killpg(server.pid, signal.SIGKILL)  # the worker too
+    assert env_arrival("NCCL_PROTO", "Simple", started) == (0, 1)  # /proc: the start only
+    assert env_arrival("NCCL_ALGO", "Ring", started) == (1, 1)
+    later = after_start(started, trace_dir)
+    assert later.after_start and "changed in its own os.environ" in later.source
+    assert env_arrival("NCCL_PROTO", "Simple", later) == (1, 1)
+    assert env_arrival("NCCL_ALGO", "Ring", later) == (0, 1)  # the worker removed it
+    assert env_arrival("NCCL_DEBUG", "WARN", later) == (0, 1)  # only the main process has it
+    assert later.values("NCCL_DEBUG")[server.pid] == "WARN"
+    assert after_start(started, tmp_path) == started  # no reports: the start environment stands

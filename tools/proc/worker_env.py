@@ -3,9 +3,14 @@
 Read from /proc/PID/environ through psutil: that is the environment the process was started
 with. A variable a process sets in its own os.environ after it started is not visible there;
 variables set by a parent before it spawned its workers (sitecustomize, launcher patches) are.
+A launch with the import trace also has what each process changed in its own os.environ
+afterwards (tools/proc/hooks/sitecustomize.py): `after_start` lays that over the start.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import psutil
 from pydantic import BaseModel, Field
@@ -31,6 +36,7 @@ class WorkerEnv(BaseModel):
     # what was read: variables with these prefixes, and these names (all others unknown)
     prefixes: list[str] = Field(default_factory=lambda: list(PREFIXES))
     names: list[str] = Field(default_factory=list)
+    after_start: bool = False  # env includes what processes set in their own os.environ later
 
     def recorded(self, name: str) -> bool:
         """Whether `name` was read at all: if not, "unset" would be a guess."""
@@ -102,3 +108,37 @@ def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
         except psutil.AccessDenied:
             raise ToolError(f"not allowed to read the environment of pid {proc.pid}") from None
     return WorkerEnv(root_pid=root_pid, processes=processes, names=sorted(names))
+
+
+def _changes(report: Path) -> dict[str, str | None] | None:
+    """One process's own os.environ changes after start ({name: value or None}), or None."""
+    try:
+        changes = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return None
+    return changes if isinstance(changes, dict) else None
+
+
+def after_start(workers: WorkerEnv, trace_dir: Path) -> WorkerEnv:
+    """`workers` with what each process set, changed or removed in its own os.environ after it
+    started, for the variables that were read (the import trace's <pid>.env.json files in
+    `trace_dir`). Unchanged where no process left one (a launch without the trace)."""
+    processes, found = [], False
+    for process in workers.processes:
+        changes = _changes(trace_dir / f"{process.pid}.env.json")
+        env = dict(process.env)
+        for name, value in (changes or {}).items():
+            if not workers.recorded(name):
+                continue
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = mask({name: str(value)})[name]
+        found |= changes is not None
+        processes.append(process.model_copy(update={"env": dict(sorted(env.items()))}))
+    if not found:
+        return workers
+    source = workers.source + ", then what each process changed in its own os.environ"
+    return workers.model_copy(
+        update={"processes": processes, "after_start": True, "source": source}
+    )

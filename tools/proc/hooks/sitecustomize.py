@@ -1,38 +1,58 @@
 """debug-agent's import trace, loaded into every Python process of a launched server.
 
 Put first on PYTHONPATH with DEBUG_AGENT_IMPORT_TRACE_DIR set: each process writes the files of
-the modules it has loaded to <dir>/<pid>.txt (every half second while that set grows, and at
-exit). Then the target's own sitecustomize (the next one on sys.path), if any, is run as if this
-file did not exist.
+the modules it has loaded to <dir>/<pid>.txt, and the variables it set, changed or removed in its
+own os.environ since it started to <dir>/<pid>.env.json ({name: value, or null when removed}:
+/proc/PID/environ only ever shows the environment a process started with). Both are written
+every half second while either changes, and at exit. Names that look like credentials are left
+out of the env file (they would be written unmasked; tools/secrets.py cannot be imported here, in
+the target's interpreter). Then the target's own sitecustomize (the next one on sys.path), if
+any, is run as if this file did not exist.
 """
 
 import atexit
 import importlib.machinery
 import importlib.util
+import json
 import os
 import sys
 import threading
 
 _DIR = os.environ.get("DEBUG_AGENT_IMPORT_TRACE_DIR")
+_STARTED_WITH = dict(os.environ)  # the environment this process started with
+_CREDENTIAL_WORDS = ("key", "token", "secret", "passw", "credential", "auth")
 
 
-def _dump(directory: str) -> None:
-    files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
-    path = os.path.join(directory, f"{os.getpid()}.txt")
+def _write(path: str, text: str) -> None:
     try:
         with open(path + ".tmp", "w") as out:
-            out.write(" ".join(sys.orig_argv) + "\n" + "\n".join(files) + "\n")
+            out.write(text)
         os.replace(path + ".tmp", path)
     except OSError:
         pass
 
 
+def _env_changes() -> dict[str, str | None]:
+    now = dict(os.environ)
+    changed: dict[str, str | None] = {k: v for k, v in now.items() if _STARTED_WITH.get(k) != v}
+    changed.update({k: None for k in _STARTED_WITH if k not in now})
+    return {k: v for k, v in changed.items() if not any(w in k.lower() for w in _CREDENTIAL_WORDS)}
+
+
+def _dump(directory: str) -> None:
+    files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
+    base = os.path.join(directory, str(os.getpid()))
+    _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
+    _write(base + ".txt", " ".join(sys.orig_argv) + "\n" + "\n".join(files) + "\n")
+
+
 def _loop(directory: str) -> None:
     event = threading.Event()
-    delay, dumped = 0.05, -1  # soon after start-up, then every half second
+    delay, dumped = 0.05, (-1, -1, 0)  # soon after start-up, then every half second
     while not event.wait(delay):
-        if len(sys.modules) != dumped:  # a server at work imports nothing: costs it nothing
-            dumped = len(sys.modules)
+        seen = (len(sys.modules), len(os.environ), hash(frozenset(os.environ.items())))
+        if seen != dumped:  # a server at work imports nothing: costs it nothing
+            dumped = seen
             _dump(directory)
         delay = min(0.5, delay * 2)
 
