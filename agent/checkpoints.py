@@ -1,12 +1,23 @@
 """The SQLite checkpointer, restricted to the types our state is made of (no arbitrary
-deserialization from a checkpoint file)."""
+deserialization from a checkpoint file).
+
+LangGraph stores the whole state at every step; the candidates' patch texts (hundreds of hunks)
+would be stored again each time. They are kept once, by content, in the `patch_texts` table of
+the same file, and a checkpoint holds only their references.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
-from tools.secrets import mask
+from pydantic import BaseModel, TypeAdapter
+
+from tools.errors import ToolError
+from tools.repo.candidates import Candidate
+from tools.secrets import mask, mask_text
 
 STATE_TYPES = [
     ("agent.state", name)
@@ -32,15 +43,146 @@ STATE_TYPES = [
     ("tools.gpu.info", "GpuInfo"),
 ]
 
+# a checkpoint's stand-ins: for a patch text (a patch itself starts with "diff --git" or "---"),
+# and for a whole list of candidates (a state channel's value)
+PATCH_REF = "patch-sha256:"
+CANDIDATES_REF = "candidates-sha256:"
+
+
+class StoredTexts:
+    """Texts by their SHA-256, in the checkpoint file. Rows are written on the saver's
+    connection, so they are committed with the checkpoint that refers to them."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS stored_texts (digest TEXT PRIMARY KEY, text TEXT NOT NULL)"
+        )
+        self.texts: dict[str, str] = {}  # digests written or read through this connection
+
+    def put(self, text: str) -> str:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if digest not in self.texts:
+            self.connection.execute(
+                "INSERT OR IGNORE INTO stored_texts (digest, text) VALUES (?, ?)", (digest, text)
+            )
+            self.texts[digest] = text
+        return digest
+
+    def get(self, digest: str, what: str) -> str:
+        if digest not in self.texts:
+            row = self.connection.execute(
+                "SELECT text FROM stored_texts WHERE digest = ?", (digest,)
+            ).fetchone()
+            if row is None:
+                raise ToolError(
+                    f"the checkpoint refers to {what} it does not hold ({digest[:12]}): the "
+                    "checkpoint file is damaged"
+                )
+            self.texts[digest] = row[0]
+        return self.texts[digest]
+
+
+_CANDIDATE_LIST = TypeAdapter(list[Candidate])
+
+
+class Compactor:
+    """Candidates out of a checkpoint's values and back: a list of them (a channel's value, a
+    node's write) becomes one reference; a candidate inside a model keeps its fields but its
+    patch text becomes a reference. What is stored is masked, once per distinct content."""
+
+    def __init__(self, texts: StoredTexts) -> None:
+        self.texts = texts
+        self.refs: dict[str, str] = {}  # the digest of an unmasked text -> its reference
+
+    def _ref(self, prefix: str, raw: str, masked: Callable[[], str]) -> str:
+        key = hashlib.sha256(raw.encode()).hexdigest()
+        if key not in self.refs:
+            self.refs[key] = prefix + self.texts.put(masked())
+        return self.refs[key]
+
+    def compact(self, value: Any) -> Any:
+        if _candidates(value):
+            raw = _CANDIDATE_LIST.dump_json(value).decode()
+            return self._ref(
+                CANDIDATES_REF, raw, lambda: _CANDIDATE_LIST.dump_json(mask(value)).decode()
+            )
+        return _each(value, self._patch_out, self.compact)
+
+    def expand(self, value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(CANDIDATES_REF):
+            text = self.texts.get(value.removeprefix(CANDIDATES_REF), "a list of candidates")
+            return _CANDIDATE_LIST.validate_json(text)
+        return _each(value, self._patch_in, self.expand)
+
+    def _patch_out(self, candidate: Candidate) -> Candidate:
+        patch = candidate.patch
+        if not patch or patch.startswith(PATCH_REF):
+            return candidate
+        ref = self._ref(PATCH_REF, patch, lambda: mask_text(patch))
+        return candidate.model_copy(update={"patch": ref})
+
+    def _patch_in(self, candidate: Candidate) -> Candidate:
+        if not candidate.patch.startswith(PATCH_REF):
+            return candidate
+        digest = candidate.patch.removeprefix(PATCH_REF)
+        text = self.texts.get(digest, f"the patch text of candidate {candidate.id}")
+        return candidate.model_copy(update={"patch": text})
+
+
+def _candidates(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, Candidate) for v in value)
+
+
+def _each(value: Any, candidate: Callable[[Candidate], Candidate], inner: Callable) -> Any:
+    """`value` with `candidate` applied to each Candidate and `inner` to the parts of dicts,
+    lists and tuples; in a pydantic model only `candidate`, at any depth (a model's fields keep
+    their types). What holds no candidate comes back as it was."""
+    if isinstance(value, Candidate):
+        return candidate(value)
+    if isinstance(value, BaseModel):
+        updates = {}
+        walk = inner_only(candidate)
+        for name in type(value).model_fields:
+            field = getattr(value, name)
+            new = walk(field)
+            if new is not field:
+                updates[name] = new
+        return value.model_copy(update=updates) if updates else value
+    if isinstance(value, dict):
+        items = {k: inner(v) for k, v in value.items()}
+        return items if any(items[k] is not v for k, v in value.items()) else value
+    if isinstance(value, list | tuple):
+        parts = [inner(v) for v in value]
+        if all(new is old for new, old in zip(parts, value, strict=True)):
+            return value
+        return parts if isinstance(value, list) else tuple(parts)
+    return value
+
+
+def inner_only(candidate: Callable[[Candidate], Candidate]) -> Callable[[Any], Any]:
+    """Inside a model: each candidate changed, lists of them kept as lists."""
+
+    def walk(value: Any) -> Any:
+        return _each(value, candidate, walk)
+
+    return walk
+
 
 def saver(connection: sqlite3.Connection):
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    class MaskingSerializer(JsonPlusSerializer):
-        """Checkpoints are files of the session too: what they store is masked first."""
+    compactor = Compactor(StoredTexts(connection))
+
+    class CheckpointSerializer(JsonPlusSerializer):
+        """Checkpoints are files of the session too: what they store is masked first; patch
+        texts are stored once and referred to."""
 
         def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-            return super().dumps_typed(mask(obj))
+            return super().dumps_typed(mask(compactor.compact(obj)))
 
-    return SqliteSaver(connection, serde=MaskingSerializer(allowed_msgpack_modules=STATE_TYPES))
+        def loads_typed(self, data: tuple[str, bytes]) -> Any:
+            return compactor.expand(super().loads_typed(data))
+
+    return SqliteSaver(connection, serde=CheckpointSerializer(allowed_msgpack_modules=STATE_TYPES))

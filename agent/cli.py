@@ -28,7 +28,12 @@ register_session_commands(app)
 
 
 SymptomOpt = Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')]
-ResumeOpt = Annotated[str | None, typer.Option(help="Continue a killed session (its id).")]
+ResumeOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Continue a killed session (its id); with --max-launches, also one its budget stopped."
+    ),
+]
 GoodOpt = Annotated[str | None, typer.Option(help="Known-good git ref (default: the config's).")]
 MaxLaunchesOpt = Annotated[
     int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
@@ -80,7 +85,8 @@ def investigate(
         from agent.sessions import find_session
         from tools.folders import sessions_root
 
-        resume_session(find_session(resume, sessions_root(Path.cwd(), None)), as_json)
+        folder = find_session(resume, sessions_root(Path.cwd(), None))
+        resume_session(folder, as_json, max_launches, max_minutes)
         return
     if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')

@@ -283,10 +283,10 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")] = False,
 ) -> None:
     """Write a commented debug-agent.toml for the git repository here."""
-    from tools.init_config import write_config
+    from tools.init_config import edit_hint, write_config
 
     path = write_config(Path.cwd(), model, force)
-    typer.echo(f"wrote {path}; edit it, then run 'debug-agent check'")
+    typer.echo(f"wrote {path}; edit it ({edit_hint(path)}), then run 'debug-agent check'")
 
 
 def check(config: ConfigOpt = Path("debug-agent.toml")) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -12,6 +13,7 @@ from agent.session import LLMOptions, Session, console_echo, saved_values, targe
 from agent.symptom import parse_symptom
 from agent.views import LaunchProgress, progress_bar
 from tools.config import load_config
+from tools.errors import ToolError
 from tools.folders import sessions_root, state_dir, writable_dir
 from tools.lab.create import remove_lab
 from tools.repo.candidates import open_repo
@@ -36,6 +38,7 @@ def investigate(
     started = finished = False
     try:
         config = load_config(target_dir)
+        parse_symptom(symptom_text, config.bench)  # about what this target's bench measures
         repo_root = (
             None
             if config.host is not None  # the repo is on the node
@@ -81,34 +84,91 @@ def _run_interruptible(session: Session, console: Console) -> dict:
         raise
 
 
-def resume(folder: Path, as_json: bool = False) -> dict:
-    """Continue a killed investigation from its last checkpoint, in the same session folder."""
+def resume(
+    folder: Path,
+    as_json: bool = False,
+    max_launches: int | None = None,
+    max_minutes: float | None = None,
+) -> dict:
+    """Continue a killed investigation from its last checkpoint, in the same session folder;
+    with `max_launches`, also one its budget stopped (for `max_minutes` more, default [budget])."""
     from tools.proc.server import reap_stale_servers
     from tools.repo.worktree import reap_stale_worktrees
 
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     values = saved_values(folder)
-    if values.get("phase") == "done" and values.get("result"):
+    finished = values.get("phase") == "done" and values.get("result")
+    if finished and max_launches is None:
         result = values["result"]
     else:
+        if finished:
+            _budget_stopped(folder.name, values, max_launches)
         with Session.reopen(folder, echo=console_echo(console), same_changes=True) as session:
             reaped = reap_stale_servers()
             runner = session.ctx.runner
             if runner.config.host is None:  # on a node, its supervisor cleaned up already
-                reap_stale_worktrees(runner.config_dir)
+                repo = open_repo(target_repo(runner.config, runner.config_dir))
+                reap_stale_worktrees(Path(repo.working_tree_dir or runner.config_dir))
             console.print(
                 f"Resuming session {folder.name} at phase {values.get('phase')} "
                 f"({values.get('launches', 0)} launches done; {len(reaped)} orphan "
                 "server(s) stopped)."
             )
-            session.ctx.transcript.event(
-                "resume",
-                "thought",
-                f"resumed after an interruption, at phase {values.get('phase')}",
-            )
+            if max_launches is not None:
+                minutes = max_minutes or runner.config.budget.max_minutes
+                _raise_budget(session, values, max_launches, minutes)
+            else:
+                session.ctx.transcript.event(
+                    "resume",
+                    "thought",
+                    f"resumed after an interruption, at phase {values.get('phase')}",
+                )
             result = _run_interruptible(session, console)
     _print_result(result, console, as_json)
     return result
+
+
+def _budget_stopped(name: str, values: dict, max_launches: int | None) -> None:
+    """A finished session goes on only where its budget stopped it, with launches left."""
+    if not values.get("stopped_in"):
+        raise ToolError(
+            f"session {name} finished ({values['result'].get('status')}) without spending its "
+            "budget: there is nothing to continue"
+        )
+    spent = values.get("launches", 0)
+    if max_launches is not None and max_launches <= spent:
+        raise ToolError(
+            f"session {name} has spent {spent} launches already: give --max-launches above {spent}"
+        )
+
+
+def _raise_budget(session: Session, values: dict, max_launches: int, minutes: float) -> None:
+    """A session the budget stopped goes on from where it stopped, with the budget raised in
+    the checkpoint (as chat's /budget does); an interrupted one gets it as a user decision,
+    applied by its next plan step."""
+    deadline = time.time() + 60 * minutes
+    stopped_in = values.get("stopped_in") if values.get("phase") == "done" else None
+    if stopped_in:
+        session.update(
+            {
+                "max_launches": max_launches,
+                "deadline": deadline,
+                "phase": stopped_in,
+                "stopped_in": None,
+                "status": None,
+                "result": None,
+            },
+            as_node="judge",
+        )
+    else:
+        decision = {"kind": "budget", "max_launches": max_launches, "deadline": deadline}
+        session.ctx.inbox.append(decision)
+    session.ctx.transcript.event(
+        "resume",
+        "user",
+        f"resumed with the budget raised to {max_launches} launches (until {minutes:g} "
+        f"minutes from now), at phase {stopped_in or values.get('phase')}",
+    )
 
 
 def _print_result(result: dict, console: Console, as_json: bool) -> None:

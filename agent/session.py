@@ -142,8 +142,8 @@ class Session:
         approve: bool = False,
     ) -> Session:
         """A new session folder, its transcript header, the first state and the context."""
-        symptom = parse_symptom(symptom_text)
         config, cands = _target(target_dir, good)
+        symptom = parse_symptom(symptom_text, config.bench)  # in the bench's units
         session_id = new_session_id()
         folder = writable_dir(sessions, "the sessions folder") / session_id
         folder.mkdir()

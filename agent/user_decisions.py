@@ -33,4 +33,6 @@ def apply_user_decision(
         log("plan", "user", f"the user asked to test {cid} first", candidate=cid)
     elif kind == "budget":
         state.max_launches = int(decision["max_launches"])
+        if "deadline" in decision:
+            state.deadline = float(decision["deadline"])
         log("plan", "user", f"the user set the launch budget to {state.max_launches}")

@@ -1,4 +1,8 @@
-"""The target config, `debug-agent.toml`: how to launch and benchmark the server under study."""
+"""The target config, `debug-agent.toml`: how to launch and benchmark the server under study.
+
+A library has no server: without [launch], a `command` bench is the launch itself (run in the
+scratch tree; no port, no ready wait).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ import shlex
 import sys
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -109,7 +115,8 @@ class BenchSection(_Section):
     # interference only ever slows requests (a shared VM: periods of a 2x slower CPU), but it
     # hides a regression that slows only some requests
     per_launch: Literal["median", "best"] = "median"
-    # kind = "command": any benchmark command ({base_url}, {port}, {python} are filled in); its
+    # kind = "command": any benchmark command ({base_url}, {port}, {python}, {worktree} the
+    # scratch tree's root, {config_dir} the folder of debug-agent.toml are filled in); its
     # metric comes from `metric_regex` (group 1 of each match is one sample) or from the
     # `metric_key` of each record of the JSONL file `metric_jsonl`, or from an
     # sglang.bench_serving result block in its output
@@ -159,15 +166,56 @@ class SymptomSection(_Section):
     default: str | None = None
 
 
+# the placeholders that need a server: a bench without [launch] cannot use them
+SERVER_PLACEHOLDERS = ("{port}", "{base_url}")
+
+
 class TargetConfig(_Section):
     target: TargetSection = Field(default_factory=TargetSection)
-    launch: LaunchSection
+    launch: LaunchSection  # without [launch]: the bench command (see `bench_only`)
     baseline: BaselineSection = Field(default_factory=BaselineSection)
     bench: BenchSection = Field(default_factory=BenchSection)
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     host: HostSection | None = None  # absent: the target is on this machine
+    _bench_only: bool = PrivateAttr(default=False)
+    _config_dir: Path | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _launch_or_command_bench(
+        cls, data: Any, handler: ModelWrapValidatorHandler[TargetConfig]
+    ) -> TargetConfig:
+        """No [launch]: the `command` bench is the launch (a library target); anything else
+        without [launch] is one clear error."""
+        bench_only = isinstance(data, dict) and "launch" not in data
+        if bench_only:
+            bench = data.get("bench")
+            command = bench.get("command") if isinstance(bench, dict) else None
+            if not (isinstance(bench, dict) and bench.get("kind") == "command" and command):
+                raise ValueError(
+                    'needs [launch] (a server command) or [bench] kind = "command" with a '
+                    "command (a library target: the bench command is the launch)"
+                )
+            if isinstance(command, str) and any(p in command for p in SERVER_PLACEHOLDERS):
+                raise ValueError(
+                    "bench.command uses {port} or {base_url}, but there is no [launch] server"
+                )
+            data = {**data, "launch": {"command": command}}
+        config = handler(data)
+        config._bench_only = bench_only
+        return config
+
+    @property
+    def bench_only(self) -> bool:
+        """No server: each launch is the bench command alone, run in the scratch tree."""
+        return self._bench_only
+
+    @property
+    def config_dir(self) -> Path | None:
+        """The folder debug-agent.toml was read from (None for a config built in memory)."""
+        return self._config_dir
 
     @property
     def python(self) -> str:
@@ -195,7 +243,8 @@ def load_config(path: Path) -> TargetConfig:
         first = e.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{path}: {where}: {message}") from None
+        raise ConfigError(f"{path}: {where + ': ' if where else ''}{message}") from None
+    config._config_dir = path.parent.resolve()
     learn_secrets(config)
     return config
 

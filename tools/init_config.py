@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import sys
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
+from tools.bench.command import Placeholders
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
@@ -59,18 +61,77 @@ max_minutes = 240
 """
 
 
+LIBRARY_TEMPLATE = """\
+# debug-agent target config, written by 'debug-agent init' for a library (no server found here).
+# There is no server to launch: each launch runs the bench command below in a scratch copy of this
+# repository. Edit [bench] (the command, the metric's name and the regex that reads it), write
+# the bench script, then run 'debug-agent check'.
+
+[target]
+repo = "."          # the git repository under investigation
+good = "{good}"       # a known-good ref; the bad state is the working tree (and commits after it)
+
+[bench]
+kind = "command"
+# {{python}} is this Python, {{worktree}} the scratch copy's root (import the library from
+# there: the script puts its first argument first on sys.path), {{config_dir}} the folder of
+# this file (.debug-agent/ is never taken for a change under investigation)
+command = "{{python}} {{config_dir}}/.debug-agent/bench.py {{worktree}}"
+metric = "time_ms"    # the symptom names it: "time_ms 265 (was 7)"
+unit = "ms"           # ms, s or us (lower is better), or a rate such as rows/s (higher is better)
+metric_regex = "time_ms: ([0-9.]+)"   # group 1 of each match is one sample
+timeout_s = 600
+
+[budget]
+max_launches = 40
+max_minutes = 60
+
+# [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
+# base_url = "http://127.0.0.1:30001/v1"
+# model = "..."
+"""
+
+# words in a repository's source that say it runs a server
+SERVER_SIGNS = (
+    "launch_server",
+    "serve_forever",
+    "HTTPServer(",
+    "uvicorn",
+    "FastAPI(",
+    "Flask(",
+    "aiohttp.web",
+    "grpc.server(",
+)
+
+
 def _is_sglang(root: Path) -> bool:
     return (root / "python" / "sglang" / "launch_server.py").exists() or (
         root / "python" / "sglang" / "srt"
     ).is_dir()
 
 
+def _serves(root: Path, tracked: list[str]) -> bool:
+    """Whether the repository's Python source (its first 2000 tracked files) starts a server."""
+    for name in [t for t in tracked if t.endswith(".py")][:2000]:
+        try:
+            text = (root / name).read_text(errors="replace")
+        except OSError:
+            continue
+        if any(sign in text for sign in SERVER_SIGNS):
+            return True
+    return (root / "serve").exists()
+
+
 def write_config(cwd: Path, model: str | None, force: bool) -> Path:
+    """A commented config: an SGLang launch, another server's, or a library's command bench."""
     repo = open_repo(cwd)
     root = Path(repo.working_tree_dir or cwd)
     path = root / CONFIG_NAME
     if path.exists() and not force:
         raise ToolError(f"{path} exists (use --force to overwrite it)")
+    if not _is_sglang(root) and not _serves(root, repo.git.ls_files().splitlines()):
+        path.write_text(LIBRARY_TEMPLATE.format(good="HEAD"))
+        return path
     if _is_sglang(root):
         command = (
             "{python} -m sglang.launch_server --model-path "
@@ -81,6 +142,17 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
         command, env, kind = "./serve --port {port}", "{ }", "openai"
     path.write_text(TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind))
     return path
+
+
+def edit_hint(path: Path) -> str:
+    """What to edit in the config `write_config` wrote."""
+    if not re.search(r"^\[launch\]", path.read_text(), re.MULTILINE):
+        return (
+            "a library (no server found): set [bench] command, metric and metric_regex, and "
+            f"write the bench script ({path.parent / '.debug-agent' / 'bench.py'}) that prints "
+            "'time_ms: <value>'"
+        )
+    return "set [launch] command to your server's command line and [bench] to its benchmark"
 
 
 class CheckReport(BaseModel):
@@ -112,16 +184,18 @@ def check_config(path: Path, good: str | None = None) -> CheckReport:
     except ToolError as e:
         problems.append(str(e))
         good_sha = ""
-    try:
-        argv = shlex.split(config.launch.command)
-    except ValueError as e:
-        argv = []
-        problems.append(f"launch.command cannot be split into words: {e}")
-    if argv and not _executable(argv[0], config_dir):
+    argv = shlex.split(config.launch.command)  # the config's validation split it already
+    if not config.bench_only and not _executable(argv[0], config_dir):
         problems.append(
             f"launch.command: {argv[0]!r} is not an executable on PATH or in {config_dir}"
         )
-    problems += _command_problems(config, lambda word: _executable(word, config_dir))
+    run_dir = config_dir if config_dir.is_relative_to(root.resolve()) else root
+    problems += _command_problems(
+        config,
+        lambda word: _executable(word, run_dir),
+        lambda file: (run_dir / file).exists(),
+        Placeholders(sys.executable, root, config_dir),
+    )
     if problems:
         raise ToolError(f"{path}: " + "; ".join(problems))
     return CheckReport(
@@ -146,17 +220,18 @@ def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
         )
         return code == 0
 
+    def exists_on_node(file: str) -> bool:
+        code, _, _ = host.run(f"cd {shlex.quote(state['root'])} && test -e {shlex.quote(file)}")
+        return code == 0
+
     problems = []
-    try:
-        argv = shlex.split(config.launch.command)
-    except ValueError as e:
-        argv = []
-        problems.append(f"launch.command cannot be split into words: {e}")
-    if argv and not on_node(argv[0]):
+    argv = shlex.split(config.launch.command)  # the config's validation split it already
+    if not config.bench_only and not on_node(argv[0]):
         problems.append(
             f"launch.command: {argv[0]!r} is not an executable on {host.endpoint.alias}"
         )
-    problems += _command_problems(config, on_node)
+    places = Placeholders(config.host.python, PurePosixPath(state["root"]), config.config_dir)
+    problems += _command_problems(config, on_node, exists_on_node, places)
     if problems:
         raise ToolError(f"{path}: " + "; ".join(problems))
     return CheckReport(
@@ -168,22 +243,66 @@ def _check_remote(path: Path, config: TargetConfig) -> CheckReport:
     )
 
 
-def _command_problems(config: TargetConfig, executable: Callable[[str], bool]) -> list[str]:
+def _command_problems(
+    config: TargetConfig,
+    executable: Callable[[str], bool],
+    exists: Callable[[str], bool],
+    places: Placeholders,
+) -> list[str]:
+    """The launch's port, the bench's executable and script, and how its metric is read.
+    `places` fills {python}, {worktree} (the repository's root) and {config_dir}."""
     problems = []
-    if "{port}" not in config.launch.command and "--port" not in config.launch.command:
+    launch = config.launch.command
+    if not config.bench_only and "{port}" not in launch and "--port" not in launch:
         problems.append("launch.command has neither {port} nor a fixed --port N")
     bench = config.bench
     if bench.kind == "command":
-        words = shlex.split(bench.command or "")
-        if words and "{" not in words[0] and not executable(words[0]):
-            problems.append(f"bench.command: {words[0]!r} is not an executable")
-        if bench.metric_regex:
-            try:
-                re.compile(bench.metric_regex)
-            except re.error as e:
-                problems.append(f"bench.metric_regex does not compile: {e}")
-        elif not (bench.metric_jsonl and bench.metric_key):
+        problems += _bench_command_problems(bench.command or "", executable, exists, places)
+        if not bench.metric_regex and not (bench.metric_jsonl and bench.metric_key):
             problems.append(
                 "bench kind 'command' needs metric_regex, or metric_jsonl with metric_key"
             )
+    return problems
+
+
+_PYTHON = re.compile(r"python[0-9.]*")
+
+
+def bench_script(words: list[str]) -> str | None:
+    """The script a Python command line runs: its first argument after the interpreter's own
+    options, when it looks like a file (a .py name or a path); None for -m, -c or none."""
+    if not words or not (words[0] == "{python}" or _PYTHON.fullmatch(Path(words[0]).name)):
+        return None
+    for word in words[1:]:
+        if word in ("-m", "-c") or word.startswith(("-m", "-c")):
+            return None
+        if word.startswith("-"):
+            continue
+        return word if word.endswith(".py") or "/" in word else None
+    return None
+
+
+def _bench_command_problems(
+    command: str,
+    executable: Callable[[str], bool],
+    exists: Callable[[str], bool],
+    places: Placeholders,
+) -> list[str]:
+    words = shlex.split(command)  # the config's validation split it already
+
+    def filled(word: str) -> str | None:  # None: it depends on the launch ({port}, ...)
+        try:
+            word = places.fill(word)
+        except ToolError:
+            return None
+        return None if "{" in word else word
+
+    problems = []
+    first = filled(words[0]) if words else None
+    if first is not None and words[0] != "{python}" and not executable(first):
+        problems.append(f"bench.command: {first!r} is not an executable")
+    script = bench_script(words)
+    path = filled(script) if script else None
+    if path is not None and not exists(path):
+        problems.append(f"bench.command: the script {path!r} does not exist")
     return problems

@@ -1,7 +1,9 @@
-"""One measurement: launch the server in a folder, run the benchmark, stop the server."""
+"""One measurement: launch the server in a folder, run the benchmark, stop the server; or, for
+a target without a server (no [launch]), run the bench command alone in that folder."""
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,12 +13,12 @@ import httpx
 from pydantic import BaseModel
 
 from tools.argv import option_value
-from tools.bench.command import run_command_bench
+from tools.bench.command import Placeholders, run_command_bench
 from tools.bench.serving import BenchResult, auth_headers, run_http_bench
 from tools.config import BenchSection, TargetConfig
 from tools.errors import ToolError
 from tools.node.nodes import Node
-from tools.proc.worker_env import WorkerEnv
+from tools.proc.worker_env import PREFIXES, WorkerEnv, process_env
 from tools.progress import Progress
 
 
@@ -89,6 +91,8 @@ def measure(
     plan's `watch_env`.
     """
     plan = plan or LaunchPlan()
+    if config.bench_only:
+        return _measure_bench_only(config, node, cwd, log_path, plan, progress)
     port = launch_port(plan.command or config.launch.command, node.free_port)
     argv = config.launch_argv(port, plan.command)
     if plan.transform_argv is not None:
@@ -110,7 +114,15 @@ def measure(
         b = config.bench
         if b.kind == "command":
             result = run_command_bench(
-                b, node, cwd, env, server.node_url, port, log_path.with_suffix(".bench.log")
+                b,
+                node,
+                cwd,
+                env,
+                server.node_url,
+                port,
+                log_path.with_suffix(".bench.log"),
+                worktree=worktree_root(cwd, node.subdir),
+                config_dir=config.config_dir,
             )
         else:
             result = _http_bench(b, server.base_url, plan.requests, api_key, progress)
@@ -124,6 +136,72 @@ def measure(
         worker_env=workers,
         model_info=info,
         bench=result,
+    )
+
+
+def worktree_root(cwd: PurePath, subdir: PurePath) -> PurePath:
+    """The scratch tree's root, from the folder commands run in (`subdir` of it)."""
+    depth = len([part for part in subdir.parts if part != "."])
+    return cwd.parents[depth - 1] if depth else cwd
+
+
+def _measure_bench_only(
+    config: TargetConfig,
+    node: Node,
+    cwd: PurePath,
+    log_path: Path,
+    plan: LaunchPlan,
+    progress: Progress | None,
+) -> Measurement:
+    """No server: the bench command (the plan's, with its argument changes) is the launch; its
+    output is the launch's log. What it imported is traced through `plan.env` as a server's
+    would be; its environment is the one it was started with."""
+    places = Placeholders(node.python, worktree_root(cwd, node.subdir), config.config_dir)
+    command = places.fill(plan.command or config.launch.command)
+    argv = shlex.split(command)
+    if plan.transform_argv is not None and (changed := plan.transform_argv(argv)) != argv:
+        argv, command = changed, shlex.join(changed)  # a shell pipeline is kept when unchanged
+    env = config.launch.env if plan.env is None else plan.env
+    if progress:
+        progress.phase("benchmark")
+    result = run_command_bench(
+        config.bench,
+        node,
+        cwd,
+        env,
+        None,
+        None,
+        log_path,
+        worktree=places.worktree,
+        config_dir=config.config_dir,
+        command=command,
+    )
+    return Measurement(
+        argv=argv,
+        env=env,
+        log_path=str(log_path),
+        ready_s=0.0,
+        worker_env=_started_with(config, argv, env, plan.watch_env),
+        model_info=None,
+        bench=result,
+    )
+
+
+def _started_with(
+    config: TargetConfig, argv: list[str], env: dict[str, str], watch: frozenset[str]
+) -> WorkerEnv:
+    """The bench process's environment as it was started: this machine's plus `env`; on a
+    node only `env` is known (its own environment is not read)."""
+    local = config.host is None
+    environ = {**os.environ, **env} if local else dict(env)
+    names = (watch | set(env) | set(config.baseline.env or {})) if local else set(env)
+    record = process_env(0, 0, "bench", argv, environ, 0, frozenset(names))
+    return WorkerEnv(
+        root_pid=0,
+        processes=[record],
+        source="the environment the bench command was started with",
+        prefixes=list(PREFIXES) if local else [],
+        names=sorted(names),
     )
 
 

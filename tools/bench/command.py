@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Protocol
 
@@ -14,12 +16,31 @@ from tools.config import BenchSection
 from tools.errors import ToolError
 
 
-def _fill(template: str, base_url: str, port: int, python: str) -> str:
-    return (
-        template.replace("{base_url}", base_url)
-        .replace("{port}", str(port))
-        .replace("{python}", python)
-    )
+@dataclass(frozen=True)
+class Placeholders:
+    """What a bench command's placeholders stand for in one launch."""
+
+    python: str  # {python}: this Python, or the node's
+    worktree: PurePath  # {worktree}: the scratch tree's root (the target repository's root)
+    config_dir: Path | None  # {config_dir}: the folder of debug-agent.toml (None: not known)
+    base_url: str | None = None  # {base_url}: the server as the node sees it (no server: None)
+    port: int | None = None  # {port}: the server's port
+
+    def fill(self, template: str) -> str:
+        values = {
+            "{python}": self.python,
+            "{worktree}": str(self.worktree),
+            "{config_dir}": None if self.config_dir is None else str(self.config_dir),
+            "{base_url}": self.base_url,
+            "{port}": None if self.port is None else str(self.port),
+        }
+        for name, value in values.items():
+            if name not in template:
+                continue
+            if value is None:
+                raise BenchError(f"bench.command uses {name}, which has no value here")
+            template = template.replace(name, value)
+        return template
 
 
 def _from_regex(pattern: str, text: str) -> list[float]:
@@ -72,12 +93,21 @@ def run_command_bench(
     node: Shell,
     cwd: PurePath,
     env: dict[str, str],
-    base_url: str,
-    port: int,
+    base_url: str | None,
+    port: int | None,
     log_path: Path,
+    *,
+    worktree: PurePath | None = None,
+    config_dir: Path | None = None,
+    command: str | None = None,
 ) -> BenchResult:
-    """Run the bench command in `cwd` on `node`; `base_url` is the server as the node sees it."""
-    command = _fill(bench.command or "", base_url, port, node.python)
+    """Run the bench command in `cwd` on `node` (or `command`, filled in already).
+
+    `base_url` is the server as the node sees it (None without a server), `worktree` the
+    scratch tree's root (default: `cwd`), `config_dir` the folder of debug-agent.toml.
+    """
+    places = Placeholders(node.python, worktree or cwd, config_dir, base_url, port)
+    command = command or places.fill(bench.command or "")
     code, output = node.shell(command, cwd, env, bench.timeout_s)
     log_path.write_text(f"$ {command}\n{output}")
     if code is None:
@@ -85,21 +115,13 @@ def run_command_bench(
     if code != 0:
         last = output.strip().splitlines()[-1] if output.strip() else ""
         raise BenchError(f"bench command exited with {code}: {last}")
-    if bench.metric_regex:
-        values = _from_regex(bench.metric_regex, output)
-    elif bench.metric_jsonl and bench.metric_key:
-        jsonl = cwd / _fill(bench.metric_jsonl, base_url, port, node.python)
-        values = _from_jsonl(node, jsonl, bench.metric_key)
-    else:  # an sglang.bench_serving result block: its row named by bench.metric
-        block = parse_bench_serving_block(output) or {}
-        if bench.metric not in block:
-            raise BenchError(
-                "a command bench needs bench.metric_regex, bench.metric_jsonl with "
-                "bench.metric_key, or a bench_serving result block with "
-                f"{bench.metric!r} (it printed: {', '.join(sorted(block)) or 'none'})"
-            )
-        value = block[bench.metric]
-        values = [float(value)] if isinstance(value, int | float) else []
+    values = _values(
+        bench,
+        output,
+        lambda: _from_jsonl(
+            node, cwd / places.fill(bench.metric_jsonl or ""), bench.metric_key or ""
+        ),
+    )
     if not values:
         raise BenchError(
             f"the bench command's output has no value for {bench.metric!r} (see {log_path})"
@@ -121,3 +143,20 @@ def run_command_bench(
         source="command",
     )
     return BenchResult(samples=[], metrics={bench.metric: metric})
+
+
+def _values(bench: BenchSection, output: str, from_jsonl: Callable[[], list[float]]) -> list[float]:
+    """The metric's samples: by the regex, from the JSONL file, or from a bench_serving block."""
+    if bench.metric_regex:
+        return _from_regex(bench.metric_regex, output)
+    if bench.metric_jsonl and bench.metric_key:
+        return from_jsonl()
+    block = parse_bench_serving_block(output) or {}  # its row named by bench.metric
+    if bench.metric not in block:
+        raise BenchError(
+            "a command bench needs bench.metric_regex, bench.metric_jsonl with "
+            "bench.metric_key, or a bench_serving result block with "
+            f"{bench.metric!r} (it printed: {', '.join(sorted(block)) or 'none'})"
+        )
+    value = block[bench.metric]
+    return [float(value)] if isinstance(value, int | float) else []
