@@ -86,7 +86,7 @@ def investigate(
         from tools.folders import sessions_root
 
         folder = find_session(resume, sessions_root(Path.cwd(), None))
-        resume_session(folder, as_json, max_launches, max_minutes)
+        _exit_on_error(resume_session(folder, as_json, max_launches, max_minutes))
         return
     if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
@@ -98,7 +98,7 @@ def investigate(
         from tools.folders import sessions_root
 
         replay = find_session(llm_replay, sessions_root(Path.cwd(), None))
-    run(
+    result = run(
         symptom,
         Path.cwd(),
         good,
@@ -114,6 +114,13 @@ def investigate(
             replay=replay,
         ),
     )
+    _exit_on_error(result)
+
+
+def _exit_on_error(result: dict) -> None:
+    """An investigation that ended in error (its report written) exits non-zero."""
+    if result.get("status") == "error":
+        raise typer.Exit(1)
 
 
 @app.command()

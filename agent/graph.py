@@ -59,12 +59,11 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     ctx, s = runtime.context, state.model_copy(deep=True)
     if not ctx.approved("the bad and good states, with the import trace (gather facts)"):
         return {}
-    references(s, ctx.runner.cands)  # every candidate; the bad and good configs
-    lines.candidates(s, ctx.runner.config.target.good, ctx.log)
-    bad, good = (launch_traced(s, key, ctx.runner, ctx.log) for key in (s.bad_key, s.good_key))
-    if bad is None or good is None:  # a reference cannot run: nothing to compare with
+    launched = references(s, ctx.runner, ctx.log) and launch_traced(s, ctx.runner, ctx.log)
+    if not launched:  # the working tree cannot be rebuilt, or a reference cannot run
         s.status, s.phase = "error", "report"
         return dict(s)
+    bad, good = launched
     s.facts = facts_from(bad, node_gpu=bad.gpu, good=good)
     lines.described(s, ctx.log)
     s.phase = "hypothesize"

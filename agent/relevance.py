@@ -174,7 +174,7 @@ def _strip_docstrings(tree: ast.AST) -> str:
 
 
 def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
-    if good_source is None or not (c.file or "").endswith(".py"):
+    if good_source is None or c.old_range() is None or not (c.file or "").endswith(".py"):
         return None
     before, after = _apply_hunk(good_source, c)
     try:

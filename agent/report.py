@@ -30,7 +30,8 @@ def _summary(state: InvestigationState, cid: str) -> str:
     c = next(c for c in state.candidates if c.id == cid)
     if c.kind == "hunk":
         added = [line.strip() for line in c.added_lines() if line.strip()]
-        return f"{c.file} {c.header}: {added[0] if added else 'removes lines'}"
+        what = added[0] if added else ("removes lines" if c.removed else "the whole file")
+        return f"{c.file} {c.header}: {what}"
     return f"{c.kind} {c.name}: {c.good!r} -> {c.bad!r}"
 
 

@@ -18,7 +18,7 @@ from agent.state import Failure, InvestigationState
 from agent.transcript import Transcript
 from tools.config import load_config
 from tools.errors import ToolError
-from tools.repo.candidates import list_candidates
+from tools.repo.target import target_candidates
 
 
 def _target(old: InvestigationState, header: dict) -> Path:
@@ -52,7 +52,7 @@ def rerun(session: Path, sessions: Path, echo=None) -> dict:
 
 def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, echo=None) -> dict:
     config = load_config(target)
-    cands = list_candidates(target, config)
+    cands = target_candidates(config, target)
     if [c.id for c in cands.candidates] != [c.id for c in old.candidates]:
         raise ToolError(
             "the target's candidates differ from the session's: the re-run would "

@@ -80,6 +80,7 @@ class _State(BaseModel):
     command: str  # the launch command line template
     flags: dict[str, str | None]  # server args set (or removed, None) on top of it
     extra_args: list[str]
+    carried: str = ""  # what the bad side carries as-is (CandidateSet.carried_patch)
 
     def argv(self, argv: list[str]) -> list[str]:
         for flag, value in self.flags.items():
@@ -116,7 +117,14 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     command = config.launch.command
     if from_good and config.baseline.command:
         command = config.baseline.command
-    return _State(hunks=hunks, env=env, command=command, flags=flags, extra_args=spec.args)
+    return _State(
+        hunks=hunks,
+        env=env,
+        command=command,
+        flags=flags,
+        extra_args=spec.args,
+        carried="" if from_good else cands.carried_patch,
+    )
 
 
 # Each launch's name (its folder and number) reaches the server: a simulated target can seed its
@@ -208,7 +216,9 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     with (
         open_node(config, target.config_dir, out_dir) as node,
         node.worktree(
-            target.cands.good_sha, [h.patch for h in state.hunks], out_dir / "state.patch"
+            target.cands.good_sha,
+            [h.patch for h in state.hunks] + [p for p in [state.carried] if p],
+            out_dir / "state.patch",
         ) as tree,
     ):
         cwd = tree / node.subdir

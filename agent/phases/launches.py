@@ -8,24 +8,41 @@ import statistics
 
 from agent.disturbed import disagreement
 from agent.levels import ensure_config, request
-from agent.phases.lines import Log, facts, failed, launched
+from agent.phases.lines import Log, candidates, facts, failed, launched
 from agent.runner import Runner
 from agent.state import Failure, InvestigationState, Launch, PlannedLaunch, Variant
 from tools.experiment import ExperimentResult
-from tools.repo.candidates import CandidateSet
+from tools.repo.tree_check import check_target
 from tools.secrets import mask
 
 DRIFT_EVERY = 5  # re-measure a reference every this many search launches
 
 
-def references(state: InvestigationState, cands: CandidateSet) -> Variant:
+def references(state: InvestigationState, runner: Runner, log: Log) -> bool:
     """Every candidate of the diff (masked: the runner keeps the real values), and the two
-    references, bad (all of them) and good (none); the bad one, to launch first."""
+    references, bad (all of them) and good (none). False (and a note) when the bad state the
+    candidates rebuild is not the working tree: nothing would be measured on the user's tree."""
+    cands = runner.cands
     state.candidates = mask(cands).candidates
     state.good_sha = cands.good_sha
     state.bad_key = ensure_config(state, {c.id for c in state.candidates}).key
     state.good_key = ensure_config(state, set()).key
-    return state.configs[state.bad_key]
+    candidates(state, runner.config.target.good, log)
+    check = check_target(runner.target)
+    carried = f"; carried as-is: {'; '.join(check.carried)}" if check.carried else ""
+    if check.ok:
+        log(
+            "gather",
+            "thought",
+            f"the bad state rebuilt is the working tree: {check.reason}{carried}",
+        )
+        return True
+    state.notes.append(
+        f"the bad state cannot be rebuilt as the working tree ({check.reason}; differs: "
+        f"{', '.join(check.differ) or '-'}){carried}: nothing was measured"
+    )
+    log("gather", "error", state.notes[-1])
+    return False
 
 
 def record(state: InvestigationState, config: Variant, launch: Launch) -> None:
@@ -40,20 +57,23 @@ def record_failure(state: InvestigationState, config: Variant, failure: Failure)
 
 
 def launch_traced(
-    state: InvestigationState, key: str, runner: Runner, log: Log
-) -> ExperimentResult | None:
-    """A reference's first launch, with the import trace; None (and a note) when it cannot
-    run."""
-    config = state.configs[key]
-    outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
-    if isinstance(outcome, Failure):
-        record_failure(state, config, outcome)
-        failed(state, config, outcome, log)
-        state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
-        return None
-    record(state, config, outcome[0])
-    facts(state, config, outcome[0], log)
-    return outcome[1]
+    state: InvestigationState, runner: Runner, log: Log
+) -> tuple[ExperimentResult, ExperimentResult] | None:
+    """Each reference's first launch, with the import trace: the bad one, then the good one;
+    None (and a note) as soon as one cannot run."""
+    results = []
+    for key in (state.bad_key, state.good_key):
+        config = state.configs[key]
+        outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
+        if isinstance(outcome, Failure):
+            record_failure(state, config, outcome)
+            failed(state, config, outcome, log)
+            state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+            return None
+        record(state, config, outcome[0])
+        facts(state, config, outcome[0], log)
+        results.append(outcome[1])
+    return results[0], results[1]
 
 
 def record_experiment(

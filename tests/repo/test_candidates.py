@@ -47,7 +47,7 @@ def test_committed_uncommitted_and_untracked_changes(tmp_path: Path) -> None:
     by_origin = {c.origin: c for c in cands}
     assert set(by_origin) == {"committed after good", "uncommitted", "untracked"}
     assert by_origin["untracked"].file == "new.py"
-    assert all(c.patch.startswith("--- ") for c in cands)
+    assert all(c.patch.startswith("diff --git ") for c in cands)
 
 
 def test_hunk_ids_survive_other_hunks_changing(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_unknown_and_ambiguous_ids(seed_lab: Path) -> None:
     cands = list_candidates(seed_lab, load_config(seed_lab))
     with pytest.raises(ToolError, match="unknown candidate id 'nope'"):
         cands.by_id(["nope"])
-    assert cands.by_id(["parallel_state"])[0].file.endswith("parallel_state.py")
+    assert (cands.by_id(["parallel_state"])[0].file or "").endswith("parallel_state.py")
     with pytest.raises(ToolError, match="ambiguous"):
         cands.by_id(["s"])  # scheduler-…, server_args-…, sitecustomize-…
 
@@ -114,3 +114,48 @@ def test_names_git_quotes_are_read_and_apply_one_by_one_and_together(tmp_path: P
             assert (tree / (c.file or "")).read_text() in ("x = 2\n", "y = 1\n")
     with scratch_worktree(repo, sha, [c.patch for c in hunks]) as tree:
         assert all((tree / name).read_text() == "x = 2\n" for name in QUOTED_NAMES)
+
+
+def test_a_binary_change_is_a_candidate_with_git_binary_patch(tmp_path: Path) -> None:
+    from tools.repo.worktree import scratch_worktree
+
+    repo = make_repo(tmp_path)
+    (repo / "table.bin").write_bytes(b"\0" * 64)
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-qm", "data")
+    sh(repo, "git", "tag", "-f", "good")
+    (repo / "table.bin").write_bytes(b"\0" * 128)
+    _, cands = hunk_candidates(open_repo(repo), "good")
+    (binary,) = cands
+    assert (binary.file, binary.header, binary.origin) == ("table.bin", "binary", "uncommitted")
+    assert "GIT binary patch" in binary.patch and binary.hunk_lines() == []
+    (repo / "b.py").write_text("x = 2\n")
+    _, again = hunk_candidates(open_repo(repo), "good")
+    assert binary.id in {c.id for c in again} and len(again) == 2
+    sha = sh(repo, "git", "rev-parse", "good").strip()
+    with scratch_worktree(repo, sha, [binary.patch]) as tree:
+        assert (tree / "table.bin").read_bytes() == b"\0" * 128
+
+
+def test_own_files_are_left_out_by_exact_path_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.repo.candidates import own_paths
+
+    repo = make_repo(tmp_path)
+    for name in ["debug-agent.toml", "lib/debug-agent.toml", "sessions/mine.py", "out/s/t.jsonl"]:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x = 1\n")
+    (repo / ".debug-agent" / "servers").mkdir(parents=True)
+    (repo / ".debug-agent" / "servers" / "1.json").write_text("{}\n")
+    (repo / ".debug-agent-notes.py").write_text("y = 1\n")  # a name that only starts like ours
+    monkeypatch.setenv("DEBUG_AGENT_SESSIONS_DIR", str(repo / "out"))
+    monkeypatch.setenv("DEBUG_AGENT_STATE_DIR", str(repo / ".debug-agent"))
+    own = own_paths(repo)
+    assert own == [".debug-agent", "debug-agent.toml", "out"]
+    _, cands = hunk_candidates(open_repo(repo), "good", own)
+    assert sorted(c.file or "" for c in cands) == [
+        ".debug-agent-notes.py",
+        "lib/debug-agent.toml",
+        "sessions/mine.py",
+    ]

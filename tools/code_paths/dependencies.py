@@ -31,12 +31,8 @@ from tools.repo.candidates import Candidate
 FileChange = Literal["added", "deleted", "modified"]
 Event = Literal["defined", "removed", "signature", "renamed to", "renamed from"]
 
-_MEANINGLESS = (
-    set(dir(builtins))
-    | set(keyword.kwlist)
-    | set(keyword.softkwlist)
-    | {"self", "cls", "args", "kwargs"}
-)
+_MEANINGLESS = set(dir(builtins)) | set(keyword.kwlist + keyword.softkwlist)
+_MEANINGLESS |= {"self", "cls", "args", "kwargs"}
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_]\w*)")
 _FILE_NAME = re.compile(r"[\w.\-]+\.\w+")
@@ -63,9 +59,11 @@ def file_change(c: Candidate) -> FileChange:
     """Whether the hunk's file was added, deleted or modified, from its patch's file lines."""
     lines = c.patch.splitlines()
     header = set(lines[: next((i for i, r in enumerate(lines) if r.startswith("@@")), len(lines))])
-    if "--- /dev/null" in header:
+    if "--- /dev/null" in header or any(r.startswith("new file mode ") for r in header):
         return "added"
-    return "deleted" if "+++ /dev/null" in header else "modified"
+    if "+++ /dev/null" in header or any(r.startswith("deleted file mode ") for r in header):
+        return "deleted"
+    return "modified"
 
 
 def changed_line_numbers(c: Candidate) -> tuple[set[int], set[int]]:

@@ -159,7 +159,8 @@ class Supervisor:
                 patch = os.path.join(self.run_dir, "state.patch")
                 with open(patch, "w") as f:
                     f.write(request["patch"])
-                _git(path, "apply", "--whitespace=nowarn", patch)
+                # --index: a submodule's pointer lives only there
+                _git(path, "apply", "--index", "--whitespace=nowarn", patch)
             return {"path": path}
         if op == "port":
             with socket.socket() as s:
@@ -291,7 +292,9 @@ def state(repo: str, good: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, "index")
         if os.path.exists(os.path.join(root, index)):
-            shutil.copy(os.path.join(root, index), copy)
+            # copy2 keeps the mtime git needs to see a same-size change made within the second
+            # the index was written
+            shutil.copy2(os.path.join(root, index), copy)
         env = {**os.environ, "GIT_INDEX_FILE": copy}
         _git(root, "add", "--intent-to-add", "--all", env=env)
         patch = _git(root, "diff", "--binary", sha, env=env)

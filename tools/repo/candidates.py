@@ -1,29 +1,43 @@
-"""Candidates: every hunk between the good ref and the working tree, every env and arg difference.
+"""Candidates: every change between the good ref and the working tree, every env and arg difference.
+
+A text hunk is a candidate; so is a whole-file change a hunk cannot say (a binary file, a mode
+change, an empty file, a file turned symlink), as git's own patch for that file. What cannot be
+a candidate (a submodule pointer) is carried as-is and named. debug-agent's own files are left out
+by exact path (own_paths), never by a folder name a user may also use.
 
 Hunk ids are stable: they hash the file and the hunk's own lines, so they survive other hunks
-coming and going. Nothing here writes to the repository.
+coming and going. Nothing here writes to the repository's index, working tree or refs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import shlex
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
 import git
 from pydantic import BaseModel
-from unidiff import PatchSet
+from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
 from tools.config import CONFIG_NAME, TargetConfig
 from tools.errors import ToolError
-from tools.repo.git_names import header_name, unquote
-
-# untracked paths that belong to debug-agent, not to the change under study
-OWN_PATHS = (CONFIG_NAME, ".debug-agent", "sessions/")
-
+from tools.folders import sessions_root, state_dir
+from tools.repo.git_names import header_name, submodule_change, unquote
+from tools.repo.worktree import (
+    GitError,
+    add_paths,
+    excluding,
+    literal,
+    open_repo,
+    resolve_ref,
+    scratch_index,
+    untracked_paths,
+)
 
 # `os.environ["NAME"] = "v"` and `os.environ.setdefault("NAME", "v")`
 ENV_SET = re.compile(
@@ -36,26 +50,27 @@ _OLD_RANGE = re.compile(r"^@@ -(\d+)(?:,(\d+))?")
 _NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 
 
-class GitError(ToolError):
-    pass
-
-
 class Candidate(BaseModel):
     id: str
     kind: Literal["hunk", "env", "arg"]
     file: str | None = None
-    header: str | None = None  # "@@ -a,b +c,d @@"
+    header: str | None = None  # "@@ -a,b +c,d @@"; a whole-file change: "binary", "mode ..."
     added: int = 0
     removed: int = 0
     origin: str = ""  # "uncommitted", "untracked" or "committed after <good>"
-    patch: str = ""  # a patch that applies this hunk alone to the good tree (git apply)
+    # a patch that applies this hunk alone to the good tree (git apply); for a whole-file change
+    # (binary, mode, empty file, type change) git's own patch for the file, and `header` says which
+    patch: str = ""
     name: str | None = None  # env: variable; arg: flag
     good: str | None = None  # env/arg value in the good reference (None: unset / absent)
     bad: str | None = None  # env/arg value in the bad state
 
     def hunk_lines(self) -> list[str]:
-        """The hunk as its patch holds it: the `@@` line, then the body (no file header lines)."""
-        return self.patch.splitlines()[2:]
+        """The hunk as its patch holds it: the `@@` line, then the body (no file header lines);
+        none for a whole-file change."""
+        lines = self.patch.splitlines()
+        at = next((i for i, line in enumerate(lines) if line.startswith("@@ ")), len(lines))
+        return lines[at:]
 
     def body_lines(self) -> list[str]:
         """The hunk's rows after its `@@` line, each with its marker (' ', '+' or '-')."""
@@ -108,6 +123,10 @@ class CandidateSet(BaseModel):
     good: str  # the ref as given
     good_sha: str
     candidates: list[Candidate]
+    # what cannot be a candidate, one line each (path: what it is, what becomes of it); a carried
+    # change is in every state built from the bad side, through carried_patch (git apply --index)
+    carried: list[str] = []
+    carried_patch: str = ""
 
     def by_id(self, ids: list[str]) -> list[Candidate]:
         """Look ids up (a unique prefix is enough); unknown ids are one clear error."""
@@ -123,141 +142,191 @@ class CandidateSet(BaseModel):
         return found
 
 
-def open_repo(path: Path) -> git.Repo:
-    if path.exists() and not path.is_dir():
-        raise GitError(f"{path} is a file, not the folder of a git repository")
-    try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{path} is not a git repository") from None
-    # no opportunistic index refresh: reading must not rewrite the user's index
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
-    return repo
-
-
-def resolve_ref(repo: git.Repo, ref: str) -> str:
-    try:
-        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
-    except git.GitCommandError:
-        raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}") from None
-
-
 def _hunk_id(path: str, lines: list[str]) -> str:
     digest = hashlib.sha1(("\0".join([path, *lines])).encode()).hexdigest()[:6]
     return f"{Path(path).stem}-{digest}"
 
 
-def _untracked_patches(repo: git.Repo) -> str:
-    """New files git does not know yet, as `git diff` would show them once added."""
-    patches = []
-    for path in untracked_paths(repo):
-        if not path or path.startswith(OWN_PATHS):
-            continue
-        # --no-index exits 1 when the files differ, which they always do here
-        _, out, _ = repo.git.diff(
-            "--no-index",
-            "--no-color",
-            "--",
-            "/dev/null",
-            path,
-            with_extended_output=True,
-            with_exceptions=False,
-            strip_newline_in_stdout=False,
-        )
-        patches.append(out)
-    return "".join(patches)
-
-
-def untracked_paths(repo: git.Repo) -> list[str]:
-    """New files git does not know yet, NUL-separated: any name survives (spaces, newlines)."""
-    listed = repo.git.ls_files(
-        "-z", "--others", "--exclude-standard", strip_newline_in_stdout=False
+def own_paths(repo_root: Path, config_dir: Path | None = None) -> list[str]:
+    """debug-agent's own files inside the repository, by exact path from its root: the config file
+    (at the root, and where it was read from) and the state and sessions folders where they lie
+    inside it (by default both live outside any repository under study: tools/folders.py)."""
+    root = repo_root.resolve()
+    mine = [root / CONFIG_NAME, state_dir(), sessions_root(Path.cwd(), root)]
+    if config_dir is not None:
+        mine.append(config_dir / CONFIG_NAME)
+    inside = {path.resolve() for path in mine}
+    return sorted(
+        p.relative_to(root).as_posix() for p in inside if p.is_relative_to(root) and p != root
     )
-    return [p for p in listed.split("\0") if p]
-
-
-def _diff_text(repo: git.Repo, good_sha: str) -> str:
-    tracked = repo.git.diff(
-        good_sha,
-        "--no-renames",
-        "--no-color",
-        "-U3",
-        "--",
-        ".",
-        *[f":(exclude){p}" for p in OWN_PATHS],
-        strip_newline_in_stdout=False,
-    )
-    return tracked + _untracked_patches(repo)
 
 
 def _changed_lines(patch: PatchSet) -> dict[str, set[str]]:
     """For each file, the lines a patch adds or removes (with their +/- sign)."""
     changed: dict[str, set[str]] = {}
     for pfile in patch:
+        lines = changed.setdefault(unquote(pfile.path), set())
         for hunk in pfile:
-            changed.setdefault(unquote(pfile.path), set()).update(
-                str(line) for line in hunk if line.is_added or line.is_removed
-            )
+            lines.update(str(line) for line in hunk if line.is_added or line.is_removed)
     return changed
 
 
-def _origin(
-    path: str, lines: set[str], uncommitted: dict[str, set[str]], untracked: set[str], good: str
-) -> str:
-    if path in untracked:
-        return "untracked"
-    if lines & uncommitted.get(path, set()):
-        return "uncommitted"
-    return f"committed after {good}"
-
-
-def hunk_candidates(repo: git.Repo, good: str) -> tuple[str, list[Candidate]]:
-    good_sha = resolve_ref(repo, good)
-    text = _diff_text(repo, good_sha)
+def _parse(text: str, against: str) -> PatchSet:
     try:
-        patch = PatchSet(text)
+        return PatchSet(text)
     except UnidiffParseError as e:
-        raise GitError(f"cannot read the diff against {good}: {e}") from None
-    uncommitted = _changed_lines(
-        PatchSet(repo.git.diff("HEAD", "--no-renames", "--no-color", strip_newline_in_stdout=False))
+        raise GitError(f"cannot read the diff against {against}: {e}") from None
+
+
+def _diff(repo: git.Repo, *args: str) -> str:
+    return repo.git.diff("--no-renames", "--no-color", *args, strip_newline_in_stdout=False)
+
+
+# origin of a change: given a hunk's changed lines, or None for a whole-file change
+Origin = Callable[[set[str] | None], str]
+
+
+def tree_changes(repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,)) -> CandidateSet:
+    """Every change from `good` to the working tree, untracked files included, `own` paths left
+    out: candidates, and what is carried. Untracked files enter a scratch copy of the index
+    (intent to add), so one diff shows them as git shows any new file: symlinks, modes, binary."""
+    good_sha = resolve_ref(repo, good)
+    listed, lost = untracked_paths(repo.git, own)
+    skip = excluding([*own, *lost])
+    uncommitted = _changed_lines(_parse(_diff(repo, "HEAD"), "HEAD"))
+    untracked = set(listed)
+    found = CandidateSet(
+        repo=str(repo.working_tree_dir),
+        good=good,
+        good_sha=good_sha,
+        candidates=[],
+        carried=[
+            f"{p}: a git repository with no commit inside the tree: no git tree can hold it, "
+            "so no state has it"
+            for p in lost
+        ],
     )
-    untracked = set(untracked_paths(repo))
-    candidates = []
-    for pfile in patch:
-        if pfile.is_binary_file:
-            continue
-        path = unquote(pfile.path)
-        source = header_name("a/", None if pfile.is_added_file else path)
-        target = header_name("b/", None if pfile.is_removed_file else path)
-        for hunk in pfile:
-            body = [str(line) for line in hunk]
-            header = (
-                f"@@ -{hunk.source_start},{hunk.source_length} "
-                f"+{hunk.target_start},{hunk.target_length} @@"
+    with scratch_index(repo):
+        add_paths(repo.git, listed, "--intent-to-add")
+        text = _diff(repo, good_sha, "-U3", "--", ".", *skip)
+        by_path: dict[str, list[PatchedFile]] = {}
+        for pfile in _parse(text, good):
+            by_path.setdefault(unquote(pfile.path), []).append(pfile)
+        for path, pfiles in by_path.items():
+
+            def origin(lines: set[str] | None, path: str = path) -> str:
+                if path in untracked:
+                    return "untracked"
+                if path in uncommitted and (lines is None or lines & uncommitted[path]):
+                    return "uncommitted"
+                return f"committed after {good}"
+
+            _add_file(repo, good_sha, path, pfiles, origin, found)
+    # in the order they always came: tracked files first, then untracked ones
+    found.candidates.sort(key=lambda c: c.origin == "untracked")
+    return found
+
+
+def hunk_candidates(
+    repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,)
+) -> tuple[str, list[Candidate]]:
+    found = tree_changes(repo, good, own)
+    return found.good_sha, found.candidates
+
+
+# a binary change is one patch, both sides in base85: past this size it would weigh on every
+# state, checkpoint and transcript that holds the candidate
+BIG_BINARY = 8 << 20
+_MODE_LINES = ("old mode ", "new mode ", "new file mode ", "deleted file mode ")
+
+
+def _add_file(
+    repo: git.Repo,
+    good_sha: str,
+    path: str,
+    pfiles: list[PatchedFile],
+    origin: Origin,
+    found: CandidateSet,
+) -> None:
+    """One file's change into `found`: its hunks, a whole-file candidate, or a carried line."""
+    info = [line for pfile in pfiles for line in str(pfile.patch_info or "").splitlines()]
+    if any(line.endswith(" 160000") for line in info):
+        rows = [str(line) for pfile in pfiles for hunk in pfile for line in hunk]
+        note, moved = submodule_change(path, rows)
+        found.carried.append(note)
+        if moved:  # git apply knows no "-dirty": the pointer is the commit
+            found.carried_patch += "".join(map(str, pfiles)).replace("-dirty\n", "\n")
+        return
+    modes = [line for line in info if line.startswith(_MODE_LINES)]
+    binary = any(pfile.is_binary_file for pfile in pfiles)
+    if binary and (size := _largest(repo, good_sha, path)) > BIG_BINARY:
+        found.carried.append(
+            f"{path}: a binary file of {size:,} bytes, too big to travel in a patch: in no "
+            "state (commit it, or ignore it if the server never reads it)"
+        )
+        return
+    if binary or len(pfiles) > 1 or not len(pfiles[0]):  # no hunk can say it
+        raw = _diff(repo, good_sha, "--binary", "--", *literal([path]))
+        header = "; ".join(["binary"] * binary + modes) or "whole file"
+        found.candidates.append(_whole_file(path, raw, header, origin(None)))
+        return
+    git_line = next(line for line in info if line.startswith("diff --git "))
+    if any(line.startswith("old mode ") for line in modes):
+        header = " -> ".join(line.split()[-1] for line in modes)
+        patch = "".join(f"{line}\n" for line in [git_line, *modes])
+        found.candidates.append(_whole_file(path, patch, f"mode {header}", origin(None)))
+    # every patch opens with git's own line, so that joined ones never run into each other; a
+    # new or deleted file says its mode (a symlink or an executable stays one)
+    created = [line for line in modes if "file mode" in line]
+    prefix = "".join(f"{line}\n" for line in [git_line, *created])
+    found.candidates += _hunks(path, pfiles[0], prefix, origin)
+
+
+def _largest(repo: git.Repo, good_sha: str, path: str) -> int:
+    """The larger of a file's sizes in the good commit and in the working tree (a binary patch
+    holds both)."""
+    here = Path(str(repo.working_tree_dir)) / path
+    sizes = [here.lstat().st_size] if here.is_symlink() or here.exists() else []
+    with contextlib.suppress(git.GitCommandError):
+        sizes.append(int(repo.git.cat_file("-s", f"{good_sha}:{path}")))
+    return max(sizes, default=0)
+
+
+def _whole_file(path: str, patch: str, header: str, origin: str) -> Candidate:
+    """A change of a whole file as one candidate; its id hashes git's patch past the names."""
+    lines = patch.splitlines()[1:]
+    return Candidate(
+        id=_hunk_id(path, lines), kind="hunk", file=path, header=header, patch=patch, origin=origin
+    )
+
+
+def _hunks(path: str, pfile: PatchedFile, prefix: str, origin: Origin) -> list[Candidate]:
+    source = header_name("a/", None if pfile.is_added_file else path)
+    target = header_name("b/", None if pfile.is_removed_file else path)
+    found = []
+    for hunk in pfile:
+        body = [str(line) for line in hunk]
+        header = (
+            f"@@ -{hunk.source_start},{hunk.source_length} "
+            f"+{hunk.target_start},{hunk.target_length} @@"
+        )
+        one = (
+            f"{prefix}--- {source}\n+++ {target}\n{header}{hunk.section_header and ' '}"
+            f"{hunk.section_header}\n{''.join(body)}"
+        )
+        found.append(
+            Candidate(
+                id=_hunk_id(path, body),
+                kind="hunk",
+                file=path,
+                header=header,
+                added=hunk.added,
+                removed=hunk.removed,
+                patch=one,
+                origin=origin({str(x) for x in hunk if x.is_added or x.is_removed}),
             )
-            one = (
-                f"--- {source}\n+++ {target}\n{header}{hunk.section_header and ' '}"
-                f"{hunk.section_header}\n{''.join(body)}"
-            )
-            candidates.append(
-                Candidate(
-                    id=_hunk_id(path, body),
-                    kind="hunk",
-                    file=path,
-                    header=header,
-                    added=hunk.added,
-                    removed=hunk.removed,
-                    patch=one,
-                    origin=_origin(
-                        path,
-                        {str(x) for x in hunk if x.is_added or x.is_removed},
-                        uncommitted,
-                        untracked,
-                        good,
-                    ),
-                )
-            )
-    return good_sha, candidates
+        )
+    return found
 
 
 def _arg_pairs(command: str) -> dict[str, str | None]:
@@ -315,12 +384,12 @@ def config_candidates(config: TargetConfig) -> list[Candidate]:
     return found
 
 
-def list_candidates(repo_dir: Path, config: TargetConfig) -> CandidateSet:
+def list_candidates(
+    repo_dir: Path, config: TargetConfig, config_dir: Path | None = None
+) -> CandidateSet:
+    """`config_dir`: where debug-agent.toml was read from (default: `repo_dir`)."""
     repo = open_repo(repo_dir)
-    good_sha, hunks = hunk_candidates(repo, config.target.good)
-    return CandidateSet(
-        repo=str(repo.working_tree_dir),
-        good=config.target.good,
-        good_sha=good_sha,
-        candidates=hunks + config_candidates(config),
-    )
+    own = own_paths(Path(str(repo.working_tree_dir)), config_dir or repo_dir)
+    found = tree_changes(repo, config.target.good, own)
+    found.candidates += config_candidates(config)
+    return found

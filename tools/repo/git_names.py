@@ -1,4 +1,4 @@
-"""File names as git writes them in a diff, and back.
+"""File names as git writes them in a diff, and back; and what a submodule's lines in a diff say.
 
 git wraps a name in double quotes and escapes it C-style when it holds a control character, a
 quote or a backslash (and, with core.quotePath on, any byte >= 0x80, as octal): `"a/new\\nline.py"`,
@@ -54,3 +54,26 @@ def header_name(prefix: str, path: str | None) -> str:
         return "/dev/null"
     name = quote(prefix + path)
     return name + "\t" if " " in name and not name.startswith('"') else name
+
+
+def submodule_change(path: str, rows: list[str]) -> tuple[str, bool]:
+    """A submodule's (or a git repository inside the tree's) `-Subproject commit X` /
+    `+Subproject commit Y[-dirty]` rows: one line saying what changed and what becomes of it, and
+    whether its pointer moved (else only its own files did, which no tree holds)."""
+    old = next((r.split()[-1] for r in rows if r.startswith("-Subproject commit ")), None)
+    new = next((r.split()[-1] for r in rows if r.startswith("+Subproject commit ")), None)
+    dirty = bool(new and new.endswith("-dirty"))
+    new = new.removesuffix("-dirty") if new else None
+    if old == new:
+        return f"{path}: the submodule's own uncommitted changes are in no state", False
+    if old is None:
+        what = f"a git repository at {(new or '')[:12]} the good commit lacks"
+    elif new is None:
+        what = "a submodule the working tree removes"
+    else:
+        what = f"submodule pointer {old[:12]} -> {new[:12]}"
+    lost = "; its own uncommitted changes are in no state" if dirty else ""
+    return (
+        f"{path}: {what}, carried as-is (the pointer: worktrees do not check submodules out){lost}",
+        True,
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import sys
 from dataclasses import dataclass
@@ -36,10 +37,10 @@ def target_repo(config: TargetConfig, config_dir: Path) -> Path:
 
 def target_candidates(config: TargetConfig, config_dir: Path) -> CandidateSet:
     if config.host is None:
-        return list_candidates(config_dir / config.target.repo, config)
+        return list_candidates(config_dir / config.target.repo, config, config_dir)
     path, sha, root = _mirror(config)
     pinned = config.model_copy(update={"target": config.target.model_copy(update={"good": sha})})
-    cands = list_candidates(path, pinned)
+    cands = list_candidates(path, pinned, config_dir)
     return cands.model_copy(
         update={"good": config.target.good, "repo": f"{config.host.ssh}:{root}"}
     )
@@ -121,15 +122,32 @@ def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
         repo.git.checkout("--quiet", "--force", "--detach", sha)
         repo.git.clean("-q", "-f", "-d", "-x")
         if state["patch"]:
-            patch = path.parent / f"{path.name}.patch"
-            patch.write_text(state["patch"])
-            repo.git.apply("--binary", "--whitespace=nowarn", str(patch))
-            patch.unlink()
+            apply_node_patch(repo, state["patch"], path.parent / f"{path.name}.patch")
     except git.GitCommandError as e:
         last = (e.stderr or str(e)).strip().splitlines()[-1]
         raise GitError(f"cannot mirror {root} from the node: {last}") from None
     _mirrored[key] = (path, sha, root)
     return _mirrored[key]
+
+
+# a part of a `git diff` (from one "diff --git" line to the next) that moves a submodule pointer
+_GITLINK = re.compile(r"^(index \S+ 160000|(new|deleted) file mode 160000)$", re.MULTILINE)
+
+
+def apply_node_patch(repo: git.Repo, patch: str, scratch: Path) -> None:
+    """The node's working-tree changes onto the mirror's checkout of the good commit. A submodule
+    pointer lives only in the index (no submodule is checked out here), so those parts go there
+    too: the mirror's own diff then shows them, as the node's does."""
+    scratch.write_text(patch)
+    try:
+        repo.git.apply("--binary", "--whitespace=nowarn", str(scratch))
+        parts = re.split(r"^(?=diff --git )", patch, flags=re.MULTILINE)
+        gitlinks = "".join(part for part in parts if _GITLINK.search(part))
+        if gitlinks:
+            scratch.write_text(gitlinks)
+            repo.git.apply("--cached", str(scratch))
+    finally:
+        scratch.unlink(missing_ok=True)
 
 
 def _has_commit(repo: git.Repo, sha: str) -> bool:

@@ -1,4 +1,6 @@
-"""Scratch git worktrees: one per experiment, holding the good tree plus chosen hunks.
+"""Git beside the user's own state: the repository opened so that reading never rewrites its
+index, a scratch copy of that index, and scratch worktrees (one per experiment, holding the good
+tree plus chosen hunks).
 
 The user's working tree, index, stash and refs are never written: a detached worktree has its
 own HEAD and index. Each worktree is locked with the owner's pid, so a later start can tell a
@@ -11,7 +13,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,10 +21,95 @@ import git
 import psutil
 from pydantic import BaseModel
 
-from tools.repo.candidates import GitError, open_repo
+from tools.errors import ToolError
 
 PREFIX = "debug-agent-wt-"
 LOCK_REASON = "debug-agent pid "
+
+
+class GitError(ToolError):
+    pass
+
+
+def open_repo(path: Path) -> git.Repo:
+    if path.exists() and not path.is_dir():
+        raise GitError(f"{path} is a file, not the folder of a git repository")
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{path} is not a git repository") from None
+    # no opportunistic index refresh: reading must not rewrite the user's index
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+    return repo
+
+
+def resolve_ref(repo: git.Repo, ref: str) -> str:
+    try:
+        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+    except git.GitCommandError:
+        raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}") from None
+
+
+def excluding(paths: Sequence[str]) -> list[str]:
+    """Pathspecs for `git ... -- .` that leave out exactly these paths (a folder: all below it)."""
+    return [f":(exclude,literal){path}" for path in paths]
+
+
+@contextmanager
+def scratch_index(repo: git.Repo) -> Iterator[None]:
+    """Git commands run inside on a copy of the repository's index: the user's is never written."""
+    with tempfile.TemporaryDirectory(prefix="debug-agent-index-") as tmp:
+        copy = Path(tmp) / "index"
+        real = Path(repo.git_dir) / "index"
+        if real.exists():
+            # with its mtime: git tells a file changed within the second the index was written
+            # ("racily clean") by comparing with the index file's own mtime
+            shutil.copy2(real, copy)
+        with repo.git.custom_environment(GIT_INDEX_FILE=str(copy)):
+            yield
+
+
+def literal(paths: Sequence[str]) -> list[str]:
+    """Pathspecs that name exactly these paths (a folder: all below it)."""
+    return [f":(literal){path}" for path in paths]
+
+
+def untracked_paths(cmd: git.Git, own: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """New paths git does not know yet in the tree `cmd` runs in (any name survives: they come
+    NUL-separated), and apart the git repositories among them with no commit, which no git tree
+    can hold."""
+    listed = cmd.ls_files(
+        "-z",
+        "--others",
+        "--exclude-standard",
+        "--",
+        ".",
+        *excluding(own),
+        strip_newline_in_stdout=False,
+    )
+    paths, commitless = [], []
+    for entry in (e for e in listed.split("\0") if e):
+        path = entry.rstrip("/")  # a repository inside the tree ends with "/"
+        try:
+            if entry.endswith("/"):
+                git.Git(Path(str(cmd.working_dir)) / path).rev_parse("--verify", "HEAD")
+            paths.append(path)
+        except git.GitCommandError:
+            commitless.append(path)
+    return paths, commitless
+
+
+def add_paths(cmd: git.Git, paths: Sequence[str], *flags: str) -> None:
+    """`git add FLAGS` of exactly these paths, whatever their names (read from a file, NUL-
+    separated): no pathspec names an ignored path, which `git add` refuses even to exclude."""
+    if not paths:
+        return
+    with tempfile.NamedTemporaryFile(prefix="debug-agent-paths-") as listing:
+        listing.write(
+            b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in literal(paths))
+        )
+        listing.flush()
+        cmd.add(*flags, f"--pathspec-from-file={listing.name}", "--pathspec-file-nul")
 
 
 class StaleWorktree(BaseModel):
@@ -66,7 +153,8 @@ def join_patches(patches: list[str]) -> str:
 def scratch_worktree(
     repo_dir: Path, good_sha: str, patches: list[str], keep_patch: Path | None = None
 ) -> Iterator[Path]:
-    """A detached worktree at `good_sha` with `patches` applied; removed on exit, always."""
+    """A detached worktree at `good_sha` with `patches` applied, to its index too (a submodule's
+    pointer lives only there); removed on exit, always."""
     repo = open_repo(repo_dir)
     path = Path(tempfile.mkdtemp(prefix=PREFIX))
     repo.git.worktree(
@@ -77,9 +165,10 @@ def scratch_worktree(
             patch_text = join_patches(patches)
             patch_file = (keep_patch or path.parent / f"{path.name}.patch").resolve()
             patch_file.parent.mkdir(parents=True, exist_ok=True)
-            patch_file.write_text(patch_text)
+            # a name that is no UTF-8 travels as git wrote it (unquote keeps its bytes)
+            patch_file.write_bytes(patch_text.encode("utf-8", "surrogateescape"))
             try:
-                git.Git(path).apply("--whitespace=nowarn", str(patch_file))
+                git.Git(path).apply("--index", "--whitespace=nowarn", str(patch_file))
             except git.GitCommandError as e:
                 raise GitError(
                     f"the chosen hunks do not apply together: "
