@@ -11,7 +11,7 @@ from agent.symptom import parse_symptom
 from tools.repo.candidates import Candidate
 
 
-def _state(ids: list[str], links: list[tuple[str, str]] = ()) -> InvestigationState:
+def _state(ids: list[str], links: tuple[tuple[str, str], ...] = ()) -> InvestigationState:
     state = InvestigationState(
         session_id="t",
         session_dir="/nonexistent",
@@ -35,7 +35,7 @@ def _state(ids: list[str], links: list[tuple[str, str]] = ()) -> InvestigationSt
 
 
 def test_linked_candidates_stay_in_one_half_and_a_linked_set_is_one_finding() -> None:
-    state = _state(["a", "b", "c", "d"], links=[("a", "c"), ("b", "d")])
+    state = _state(["a", "b", "c", "d"], links=(("a", "c"), ("b", "d")))
     first, second = search.split(state, ["a", "b", "c", "d"])
     assert {frozenset(first), frozenset(second)} == {frozenset("ac"), frozenset("bd")}
     assert search.linked(state, ["a", "c"]) and not search.linked(state, ["a", "b"])

@@ -31,7 +31,7 @@ from tools.repo.candidates import Candidate
 FileChange = Literal["added", "deleted", "modified"]
 Event = Literal["defined", "removed", "signature", "renamed to", "renamed from"]
 
-_MEANINGLESS = set(dir(builtins)) | set(keyword.kwlist + keyword.softkwlist)
+_MEANINGLESS = set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
 _MEANINGLESS |= {"self", "cls", "args", "kwargs"}
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_]\w*)")
