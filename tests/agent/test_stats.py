@@ -100,5 +100,3 @@ def test_no_search_verdict_without_measured_noise() -> None:
     assert score([19.1], [29.0], [19.0], unmeasured).verdict == "unknown"
     measured = Noise(sigma=0.01, df=2)
     assert score([19.1], [29.0, 29.2], [19.0, 19.1], measured, alpha=0.05).verdict == "restored"
-
-
