@@ -16,26 +16,54 @@ lab_app = typer.Typer(
 )
 
 
+def _shapes_help() -> str:
+    from tools.lab.shapes import SHAPE_HELP
+
+    return "Random labs: force the scenario's shape (seed 1 unless --seed). " + "; ".join(
+        f"{name}: {line}" for name, line in SHAPE_HELP.items()
+    )
+
+
 @lab_app.command("create")
 def lab_create(
     kind: Annotated[
         str,
         typer.Argument(
             help="seed | random | transformers (a copy of the "
-            "installed transformers) | tp (2 ranks; torch)"
+            "installed transformers) | tp (2 ranks; torch); with --scenario it may be left "
+            "out (random)"
         ),
     ],
-    directory: Annotated[Path, typer.Argument(help="A new or empty folder.")],
+    directory: Annotated[
+        Path | None, typer.Argument(help="A new or empty folder.", show_default=False)
+    ] = None,
     seed: Annotated[int | None, typer.Option(help="Scenario seed (random labs).")] = None,
     noise: Annotated[
         float | None,
-        typer.Option(help="Coefficient of variation of each forward's time (default 0.02)."),
+        typer.Option(
+            help="Coefficient of variation of each forward's time (default 0.02; the "
+            "small-gap shape brings its own)."
+        ),
+    ] = None,
+    scenario: Annotated[str | None, typer.Option(help=_shapes_help())] = None,
+    flaky_start: Annotated[
+        bool | None,
+        typer.Option(
+            "--flaky-start/--steady-start",
+            help="Random labs: one launch in five fails at start-up (the same launches every "
+            "time), or none does (default: as the seed draws).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Build a lab: good state committed, the scenario's changes left uncommitted."""
     from tools.lab.create import create_lab
 
-    info = create_lab(kind, directory, seed=seed, noise=noise)
+    if directory is None:
+        if scenario is None and flaky_start is None:
+            raise ToolError("'lab create' needs KIND DIR (or --scenario NAME DIR)")
+        kind, directory = "random", Path(kind)
+    info = create_lab(kind, directory, seed=seed, noise=noise, shape=scenario, flaky=flaky_start)
     typer.echo(
         f"created {info.kind} lab in {info.path}: {info.changes} uncommitted change(s); "
         f"config {info.config}"

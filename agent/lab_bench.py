@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
-from tools.lab.truth import Truth, load_truth
+from tools.lab.truth import Truth, TruthEntry, load_truth
 from tools.repo.candidates import list_candidates
 
 
@@ -25,13 +25,28 @@ class ScenarioScore(BaseModel):
     status: str
     named: list[str]
     truth: list[str]
+    companions: list[str]  # may be named beside the truth: they must travel with a culprit
+    start_failure_rate: float  # of each launch (flaky start-ups)
     launches: int
     bisect_launches: int
     ddmin_launches: int
 
 
-def _truth_keys(truth: Truth) -> set[str]:
-    return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}" for e in truth.culprits}
+def _entry_keys(entries: list[TruthEntry]) -> set[str]:
+    return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}" for e in entries}
+
+
+def outcome(status: str, named: set[str], truth: Truth) -> str:
+    """correct: every culprit named, and nothing else but companions (hunks a culprit's
+    revert needs); or no regression found where there is none. wrong: a named set that is not
+    that. inconclusive: nothing named."""
+    if status in ("confirmed", "suspected") and named:
+        culprits = _entry_keys(truth.culprits)
+        allowed = culprits | _entry_keys(truth.companions)
+        return "correct" if truth.regression and culprits <= named <= allowed else "wrong"
+    if not truth.regression and status == "no_regression":
+        return "correct"
+    return "inconclusive"
 
 
 def _named_keys(result: dict, by_id: dict) -> set[str]:
@@ -92,24 +107,20 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
         lab, "verify 29ms", work / "sessions", lab="random", max_launches=40
     ) as session:
         result = session.run_to_end()
-    named, wanted = _named_keys(result, by_id), _truth_keys(truth)
-    if result["status"] in ("confirmed", "suspected") and named:
-        outcome = "correct" if truth.regression and named == wanted else "wrong"
-    elif not truth.regression and result["status"] == "no_regression":
-        outcome = "correct"
-    else:
-        outcome = "inconclusive"
+    named, wanted = _named_keys(result, by_id), _entry_keys(truth.culprits)
     order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
     positions = {i for i, key in enumerate(order) if key in wanted}
-    together = truth.scenario.endswith(":pair")
+    together = truth.scenario in ("random:pair", "random:helper-pair")  # slow only together
     return ScenarioScore(
         seed=seed,
-        scenario=truth.scenario,
+        scenario=truth.scenario + ("+flaky-start" if truth.start_failure_rate else ""),
         candidates=len(cands.candidates),
-        outcome=outcome,
+        outcome=outcome(result["status"], named, truth),
         status=result["status"],
         named=sorted(named),
         truth=sorted(wanted),
+        companions=sorted(_entry_keys(truth.companions)),
+        start_failure_rate=truth.start_failure_rate,
         launches=result["launches"],
         bisect_launches=bisect_launches(len(cands.candidates)),
         ddmin_launches=ddmin_launches(len(cands.candidates), positions, together),

@@ -11,7 +11,9 @@ import pytest
 from tests.conftest import lab_copy_reverting, run_cli
 from tools.config import load_config
 from tools.lab.create import create_lab
-from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, SHAPES, draw_scenario
+from tools.lab.flaky_start import RATE_ENV
+from tools.lab.random_scenario import MAX_CHANGES, MIN_CHANGES, draw_scenario
+from tools.lab.shapes import BASE_SHAPES, SHAPES
 from tools.lab.truth import load_truth
 from tools.measure import LaunchPlan, measure
 from tools.node.nodes import LocalNode
@@ -52,8 +54,38 @@ def test_every_shape_and_size_is_drawn() -> None:
         "interacting-pair",
         "additive",
         "server-arg-default",
+        "helper-definition",
+        "helper-use",
+        "deleted-module",
+        "deleted-module-importer",
+        "small-gap",
+        "additive-larger",
+        "additive-smaller",
+        "worker-env",
     ):
         assert kind in kinds
+    assert 0.05 < sum(s.start_failure_rate > 0 for s in scenarios) / len(scenarios) < 0.3
+
+
+def test_seeds_the_tests_name_keep_their_base_shapes() -> None:
+    """Seeds 0-10 (the README's and the tests') draw what they drew before the later shapes:
+    the base draw comes first from the seed's own stream, and the salt of the later draw
+    leaves them alone."""
+    drawn = [draw_scenario(seed) for seed in range(11)]
+    assert [s.shape for s in drawn] == [
+        "control",
+        "single",
+        "control",
+        "single",
+        "single",
+        "env",
+        "arg-default",
+        "single",
+        "single",
+        "pair",
+        "additive",
+    ]
+    assert not any(s.start_failure_rate for s in drawn)
 
 
 def _launches(seed: int, lab: Path) -> None:
@@ -63,8 +95,9 @@ def _launches(seed: int, lab: Path) -> None:
     assert truth.regression == bool(truth.culprits)
     config = load_config(lab)
     port = free_port()
+    steady = {**config.launch.env, RATE_ENV: "0"}  # flaky start-ups are test_lab_shapes' part
     with running_server(
-        config.launch_argv(port), lab, config.launch.env, port, lab / "server.log", timeout_s=60
+        config.launch_argv(port), lab, steady, port, lab / "server.log", timeout_s=60
     ) as server:
         reply = httpx.post(
             server.base_url + "/generate",
@@ -75,14 +108,18 @@ def _launches(seed: int, lab: Path) -> None:
 
 
 def test_thirty_seeds_all_launch(tmp_path: Path) -> None:
-    seeds = range(30)  # every shape the generator draws is among them
-    assert {draw_scenario(seed).shape for seed in seeds} == set(SHAPES)
+    seeds = range(30)  # every base shape, and some later ones, are among them
+    assert set(BASE_SHAPES) < {draw_scenario(seed).shape for seed in seeds}
     for seed in seeds:
         _launches(seed, tmp_path / str(seed))
 
 
 def _first_seed(shape: str) -> int:
-    return next(seed for seed in range(1000) if draw_scenario(seed).shape == shape)
+    return next(
+        seed
+        for seed in range(1000)
+        if draw_scenario(seed).shape == shape and not draw_scenario(seed).start_failure_rate
+    )
 
 
 def _verify_ms(lab: Path, env: dict[str, str]) -> float:
@@ -92,7 +129,7 @@ def _verify_ms(lab: Path, env: dict[str, str]) -> float:
     return result.bench.metrics["verify_ms"].median
 
 
-@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("shape", sorted(BASE_SHAPES))  # the later ones: test_lab_shapes.py
 def test_ground_truth_holds_when_measured(shape: str, tmp_path: Path) -> None:
     """Undo everything: good. As is: bad. Undo only the culprits: good again."""
     seed = _first_seed(shape)

@@ -9,7 +9,9 @@ from pydantic import BaseModel
 
 from tools.errors import ToolError
 
-Role = Literal["culprit", "decoy"]
+# a companion is no culprit, but a culprit's revert needs it reverted too to start at all
+# (the definition a culprit calls, the module a culprit stopped importing)
+Role = Literal["culprit", "decoy", "companion"]
 
 
 class LabError(ToolError):
@@ -17,7 +19,8 @@ class LabError(ToolError):
 
 
 class Change(BaseModel):
-    """Replace `old` by `new` in `file` (an empty `old` on a missing file creates it)."""
+    """Replace `old` by `new` in `file` (an empty `old` on a missing file creates it; an empty
+    `new` whose `old` is the whole file deletes it)."""
 
     file: str
     old: str
@@ -33,6 +36,9 @@ class Change(BaseModel):
             path.write_text(self.new)
             return
         text = path.read_text()
+        if not self.new and text == self.old:
+            path.unlink()
+            return
         if text.count(self.old) != 1:
             raise LabError(
                 f"lab template drift: {self.file} does not contain the text of "

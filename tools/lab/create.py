@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from tools.lab.changes import LabError
 from tools.lab.seed import SEED_CHANGES, SEED_EXPECTED
+from tools.lab.shapes import SHAPES
 from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, hunk_truth, prepare_dir
 from tools.lab.truth import Truth, save_truth, truth_path
@@ -26,12 +27,25 @@ class LabInfo(BaseModel):
 
 
 def create_lab(
-    kind: str, dest: Path, seed: int | None = None, noise: float | None = None
+    kind: str,
+    dest: Path,
+    seed: int | None = None,
+    noise: float | None = None,
+    shape: str | None = None,
+    flaky: bool | None = None,
 ) -> LabInfo:
+    """Build a lab of `kind` in `dest`; a random lab of a forced `shape` (and flakiness) where
+    asked, with seed 1 unless one is given."""
     if kind not in KINDS:
         raise LabError(f"unknown lab kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if noise is not None and not 0.0 <= noise <= 0.5:
         raise LabError(f"--noise {noise} is outside [0, 0.5]")
+    if (shape is not None or flaky is not None) and kind != "random":
+        raise LabError("--scenario and --flaky-start are for random labs")
+    if shape is not None and shape not in SHAPES:
+        raise LabError(f"unknown scenario shape {shape!r}; choose one of: {', '.join(SHAPES)}")
+    if shape is not None and seed is None:
+        seed = 1
     if kind == "random" and seed is None:
         raise LabError("'lab create random' needs --seed N")
     prepare_dir(dest)
@@ -61,7 +75,7 @@ def create_lab(
 
         if seed is None:  # refused above, before the folder was prepared
             raise LabError("'lab create random' needs --seed N")
-        truth, config, n_changes = build_random(dest, seed, noise)
+        truth, config, n_changes = build_random(dest, seed, noise, shape, flaky)
     truth_file = save_truth(dest, truth)
     return LabInfo(
         kind=kind, path=str(dest), config=str(config), truth=str(truth_file), changes=n_changes

@@ -323,3 +323,16 @@ ENV_CULPRIT = EnvChange(
     kind="env-var",
     why="forcing NCCL's Simple protocol makes every small all-reduce slower (decode and verify)",
 )
+
+WORKER_ENV_CULPRIT = _c(  # the env var is the mechanism; the hunk that sets it is the culprit
+    "sched_env",
+    f"{SRT}/managers/scheduler.py",
+    "    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle\n",
+    "    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle\n"
+    "    # PCIe nodes: NCCL's Simple protocol is steadier for the large prefill all-reduces\n"
+    '    os.environ["NCCL_PROTO"] = "Simple"\n',
+    "culprit",
+    "worker-env",
+    "each scheduler sets NCCL_PROTO=Simple for itself before its communicator reads it: every "
+    "small all-reduce (decode and verify) gets slower",
+)

@@ -101,10 +101,15 @@ def locate_hunks(repo: git.Repo, changes: list[Change]) -> list[TruthEntry]:
     return entries
 
 
+def hunk_roles(repo: git.Repo, changes: list[Change]) -> dict[str, list[TruthEntry]]:
+    """The hunks of `changes` in `git diff HEAD`, by role: culprit, decoy, companion."""
+    roles: dict[str, list[TruthEntry]] = {"culprit": [], "decoy": [], "companion": []}
+    for entry, change in zip(locate_hunks(repo, changes), changes, strict=True):
+        roles[change.role].append(entry)
+    return roles
+
+
 def hunk_truth(repo: git.Repo, changes: list[Change]) -> tuple[list[TruthEntry], list[TruthEntry]]:
     """The hunks of `changes` in `git diff HEAD`: (culprits, decoys)."""
-    pairs = list(zip(locate_hunks(repo, changes), changes, strict=True))
-    return (
-        [e for e, c in pairs if c.role == "culprit"],
-        [e for e, c in pairs if c.role == "decoy"],
-    )
+    roles = hunk_roles(repo, changes)
+    return roles["culprit"], roles["decoy"]

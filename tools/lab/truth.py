@@ -28,6 +28,14 @@ class Truth(BaseModel):
     decoys: list[TruthEntry]
     regression: bool  # False for "no regression" controls
     expected: dict[str, float]  # model-time metrics of the good and bad states
+    # hunks that are no culprit but must be reverted with one for the server to start (the
+    # definition a culprit calls, the deletion of a module a culprit stopped importing): a
+    # verdict may name them beside the culprits
+    companions: list[TruthEntry] = []
+    # the chance that one launch fails at start-up, the same for the same launch name
+    start_failure_rate: float = 0.0
+    # bad / good - 1 of the verify cycle on a noise-free run, where the scenario plans it
+    planned_gap: float | None = None
 
 
 def truth_dir() -> Path:
