@@ -30,7 +30,7 @@ from agent.levels import (
 )
 from agent.phases.search import names_used
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
-from agent.stats import ALPHA, MIN_RELATIVE_GAP, level, p_equal
+from agent.stats import ALPHA, MIN_RELATIVE_GAP, SEARCH_ALPHA, level, p_equal
 
 MAX_ROUNDS = 3
 
@@ -239,9 +239,10 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
 
 
 def _remainder_significant(state: InvestigationState, conf: Confirmation) -> bool:
-    """Reverting the set leaves a share of the regression significantly above zero."""
-    result = between(state, conf.revert_key, state.bad_key, state.good_key)
-    return result.p_vs_good <= ALPHA and result.r < 1
+    """Reverting the set leaves a share of the regression above zero (at the search's level:
+    this decides where to look next; what is found is confirmed at the strict one)."""
+    result = between(state, conf.revert_key, state.bad_key, state.good_key, alpha=SEARCH_ALPHA)
+    return result.p_vs_good <= SEARCH_ALPHA and result.r < 1
 
 
 def _search_partner(state: InvestigationState, conf: Confirmation, kept: list[str]) -> None:
