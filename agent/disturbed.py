@@ -19,6 +19,7 @@ from agent.state import InvestigationState, Launch, Variant
 from agent.stats import level, pooled_noise
 
 FAMILY_ALPHA = 1e-3  # chance, per investigation, of setting aside one launch that was fine
+TRACED_ALPHA = 0.01  # a traced launch (instrumented) is held to a plain test, not the family's
 MIN_OTHERS = 2  # launches of the same configuration the suspect is held against
 MIN_DF = 3  # degrees of freedom of the pooled noise before anything is set aside
 
@@ -73,16 +74,35 @@ def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, in
     return worst
 
 
+def _traced_apart(state: InvestigationState) -> tuple[Variant, Launch, float, float, int] | None:
+    """A reference's traced first launch that its untraced replicates (two or more) contradict
+    at TRACED_ALPHA: the import trace may cost time, so it counts only while it agrees."""
+    for config in state.configs.values():
+        counted = _counted(config)
+        traced = [launch for launch in counted if launch.traced]
+        plain = [launch.value for launch in counted if not launch.traced]
+        if not traced or len(plain) < MIN_OTHERS:
+            continue
+        rest = [[x.value for x in _counted(c)] for c in state.configs.values() if c is not config]
+        noise = pooled_noise([plain, *rest])
+        if noise.df < MIN_DF:
+            continue
+        p = _p_apart(traced[0].value, plain, noise.sigma, noise.df)
+        if p <= TRACED_ALPHA:
+            return config, traced[0], p, noise.sigma, noise.df
+    return None
+
+
 def set_aside_disturbed(state: InvestigationState) -> list[str]:
-    """Mark every disturbed launch (most extreme first, the noise re-estimated each time);
-    returns one line of evidence for each."""
+    """Mark every disturbed launch (a traced one that disagrees first, then the most extreme,
+    the noise re-estimated each time); returns one line of evidence for each."""
     lines = []
-    while (found := _worst(state)) is not None:
+    while (found := _traced_apart(state) or _worst(state)) is not None:
         config, launch, p, sigma, df = found
         others = [other.value for other in _counted(config) if other is not launch]
         ratio = launch.value / statistics.fmean(others)
         direction = "slower" if (ratio > 1) == (state.worse == "higher") else "faster"
-        launch.disturbed = (
+        launch.disturbed = ("traced (import trace on): " if launch.traced else "") + (
             f"{launch.value:.3g} is {ratio:.2f}x the mean of the configuration's other "
             f"{len(others)} launches ({', '.join(f'{v:.3g}' for v in others)}), {direction}; "
             f"launch noise {sigma:.1%} from {df} df, p = {p:.1g}"

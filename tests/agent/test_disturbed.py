@@ -90,3 +90,16 @@ def test_ordinary_noise_sets_nothing_aside() -> None:
 def test_two_launches_that_disagree_are_not_judged() -> None:
     state = _state({"bad": [55.0, 53.0, 54.0], "good": [14.5, 13.0, 15.0], "revert": [37.6, 15.0]})
     assert set_aside_disturbed(state) == []  # which one was slowed? a third launch decides
+
+
+def test_a_traced_first_launch_counts_only_while_its_replicates_agree() -> None:
+    """The import trace may slow a launch: the traced one is held to a plain 1 % test against
+    the untraced replicates of its configuration, not to the family-wide threshold."""
+    state = _state({"bad": [62.0, 55.0, 56.0, 55.5], "good": [14.5, 14.6, 14.4, 14.5]})
+    state.configs[state.bad_key].launches[0].traced = True
+    lines = set_aside_disturbed(state)
+    assert len(lines) == 1 and "traced (import trace on)" in lines[0]
+    assert state.configs[state.bad_key].values == [55.0, 56.0, 55.5]
+    agreeing = _state({"bad": [55.8, 55.0, 56.0, 55.5], "good": [14.5, 14.6, 14.4, 14.5]})
+    agreeing.configs[agreeing.bad_key].launches[0].traced = True
+    assert set_aside_disturbed(agreeing) == []
