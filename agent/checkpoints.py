@@ -2,7 +2,7 @@
 deserialization from a checkpoint file).
 
 LangGraph stores the whole state at every step; the candidates' patch texts (hundreds of hunks)
-would be stored again each time. They are kept once, by content, in the `patch_texts` table of
+would be stored again each time. They are kept once, by content, in the `stored_texts` table of
 the same file, and a checkpoint holds only their references.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -50,36 +51,49 @@ CANDIDATES_REF = "candidates-sha256:"
 
 
 class StoredTexts:
-    """Texts by their SHA-256, in the checkpoint file. Rows are written on the saver's
-    connection, so they are committed with the checkpoint that refers to them."""
+    """Texts by their SHA-256, in the checkpoint file, each write on a short connection of its
+    own (autocommit, behind a lock): LangGraph serializes checkpoints on two threads, and a
+    write on its connection from inside a serializer would race its transactions. A row is
+    committed before the checkpoint that refers to it. Writes are rare: a list of candidates is
+    one text."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
-        self.connection = connection
-        connection.execute(
+        self.path = connection.execute("PRAGMA database_list").fetchone()[2]
+        self.shared = connection  # an in-memory checkpointer has only the one connection
+        self.lock = threading.Lock()
+        self.texts: dict[str, str] = {}  # digests written or read through this connection
+        self._run(
             "CREATE TABLE IF NOT EXISTS stored_texts (digest TEXT PRIMARY KEY, text TEXT NOT NULL)"
         )
-        self.texts: dict[str, str] = {}  # digests written or read through this connection
+
+    def _run(self, sql: str, *args: str) -> list[tuple]:
+        with self.lock:
+            if not self.path:
+                return self.shared.execute(sql, args).fetchall()
+            connection = sqlite3.connect(self.path, isolation_level=None, timeout=60)
+            try:
+                return connection.execute(sql, args).fetchall()
+            finally:
+                connection.close()
 
     def put(self, text: str) -> str:
         digest = hashlib.sha256(text.encode()).hexdigest()
         if digest not in self.texts:
-            self.connection.execute(
-                "INSERT OR IGNORE INTO stored_texts (digest, text) VALUES (?, ?)", (digest, text)
+            self._run(
+                "INSERT OR IGNORE INTO stored_texts (digest, text) VALUES (?, ?)", digest, text
             )
             self.texts[digest] = text
         return digest
 
     def get(self, digest: str, what: str) -> str:
         if digest not in self.texts:
-            row = self.connection.execute(
-                "SELECT text FROM stored_texts WHERE digest = ?", (digest,)
-            ).fetchone()
-            if row is None:
+            rows = self._run("SELECT text FROM stored_texts WHERE digest = ?", digest)
+            if not rows:
                 raise ToolError(
                     f"the checkpoint refers to {what} it does not hold ({digest[:12]}): the "
                     "checkpoint file is damaged"
                 )
-            self.texts[digest] = row[0]
+            self.texts[digest] = rows[0][0]
         return self.texts[digest]
 
 

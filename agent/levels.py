@@ -87,8 +87,14 @@ def noise_is_measured(state: InvestigationState) -> bool:
 
 
 def unresolved(config: Variant) -> bool:
-    """A config that cannot be measured: it failed with nothing counted, or failed twice."""
-    return bool(config.failures) and (not config.values or len(config.failures) >= 2)
+    """A config that cannot be measured: its tree did not build or its bench failed, or its
+    server did not start twice (each a start and its retry: flaky starts exist), or, once it
+    has measured something, any two failures."""
+    if not config.failures:
+        return False
+    if config.values:
+        return len(config.failures) >= 2
+    return any(f.stage != "start" for f in config.failures) or len(config.failures) >= 2
 
 
 def between(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 
 from agent.disturbed import disagreement
-from agent.levels import ensure_config, request
+from agent.levels import ensure_config, request, unresolved
 from agent.phases.lines import Log, candidates, facts, failed, launched
 from agent.runner import Runner
 from agent.state import Failure, InvestigationState, Launch, PlannedLaunch, Variant
@@ -64,12 +64,15 @@ def launch_traced(
     results = []
     for key in (state.bad_key, state.good_key):
         config = state.configs[key]
-        outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
-        if isinstance(outcome, Failure):
+        while True:
+            outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
+            if not isinstance(outcome, Failure):
+                break
             record_failure(state, config, outcome)
             failed(state, config, outcome, log)
-            state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
-            return None
+            if unresolved(config):
+                state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+                return None
         record(state, config, outcome[0])
         facts(state, config, outcome[0], log)
         results.append(outcome[1])

@@ -86,13 +86,15 @@ def _events(result: dict) -> list[dict]:
 
 
 def test_a_hunk_that_needs_a_module_another_adds_is_unresolved_alone(tmp_path: Path) -> None:
-    """The culprit imports a module the bad state adds: the good state plus the culprit alone
-    cannot start (ModuleNotFoundError). That configuration is recorded as unresolved, with the
-    server's last lines and its log, and the search goes on: never a wrong culprit."""
+    """The culprit imports a module the bad state adds, by a computed name that reading the
+    code cannot link: the good state plus the culprit alone cannot start
+    (ModuleNotFoundError). That configuration is recorded as unresolved, with the server's last
+    lines and its log, and the search goes on: never a wrong culprit."""
     repo = _target(tmp_path)
     (repo / "fastmath.py").write_text("def factor():\n    return 3.0\n")
     work = (repo / "work.py").read_text()
-    work = work.replace("import os\n", "import os\n\nfrom fastmath import factor\n")
+    dynamic = 'import importlib\n\nfactor = importlib.import_module("fast" + "math").factor\n'
+    work = work.replace("import os\n", "import os\n" + dynamic)
     work = work.replace("return base\n", "return base * factor()\n")
     (repo / "work.py").write_text(work.replace("return 7\n", "return 7 + 0\n"))
     result = _investigate(repo)
@@ -100,6 +102,7 @@ def test_a_hunk_that_needs_a_module_another_adds_is_unresolved_alone(tmp_path: P
     assert named <= {"work.py", "fastmath.py"}, result
     assert result["status"] in ("confirmed", "suspected", "inconclusive"), result["notes"]
     failed = [e for e in _events(result) if e["kind"] == "error" and "unresolved" in e["text"]]
+    assert failed, "no configuration without the module was tried"
     for event in failed:
         assert "ModuleNotFoundError" in "\n".join(event["payload"]["tail"]) + event["text"]
         assert "log:" in event["text"]
