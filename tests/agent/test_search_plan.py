@@ -45,7 +45,7 @@ def test_linked_candidates_stay_in_one_half_and_a_linked_set_is_one_finding() ->
 
 
 def _fail(state: InvestigationState, key: str) -> None:
-    state.configs[key].failures.append(Failure(request=99, stage="start", error="NameError"))
+    state.configs[key].failures.append(Failure(request=99, stage="build", error="patch does not apply"))
 
 
 def test_an_unresolved_half_sends_the_search_to_its_complement_then_finer() -> None:
@@ -61,7 +61,7 @@ def test_an_unresolved_half_sends_the_search_to_its_complement_then_finer() -> N
     finer = search.plan(state)  # neither half can be judged: each half, split finer
     assert finer is not None
     assert sorted(len(task.ids) for task in state.tasks) == [2, 2]
-    assert any("did not run (start: NameError)" in note for note in state.notes)
+    assert any("did not run (build: patch does not apply)" in note for note in state.notes)
 
 
 def test_two_single_candidates_that_cannot_be_told_apart_are_named_not_guessed() -> None:
