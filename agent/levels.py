@@ -152,10 +152,18 @@ def restored(state: InvestigationState, key: str) -> float:
     return (b - state.configs[key].mean) / (b - g) if b != g else 0.0
 
 
+POOL_P = 0.2  # a config pools with a reference only when it cannot be told apart from it
+
+
 def update_levels(state: InvestigationState) -> None:
-    """Judge each measured config against the references, for pooling the noise."""
+    """Judge each measured config against the references, for pooling the noise: at a
+    reference's level (restored, or none) and indistinguishable from it. A config that restores
+    most of the gap but not all (a second, smaller cause) would otherwise widen the noise by
+    exactly the share that completeness looks for."""
     for config in state.configs.values():
         if config.key in (state.bad_key, state.good_key) or not config.values:
             continue
-        verdict = between(state, config.key, state.bad_key, state.good_key).verdict
-        config.level = _LEVEL_OF.get(verdict)
+        score = between(state, config.key, state.bad_key, state.good_key)
+        level = _LEVEL_OF.get(score.verdict)
+        apart = score.p_vs_good if level == "good" else score.p_vs_bad
+        config.level = level if level and apart > POOL_P else None

@@ -18,7 +18,7 @@ from agent.result import (
     SetAside,
     UnresolvedResult,
 )
-from agent.shares import clipped, restored_share
+from agent.shares import clipped, restored_share, share_between
 from agent.state import InvestigationState
 from tools.secrets import mask, mask_files, mask_text
 
@@ -63,9 +63,7 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
             ),
             None,
         )
-        share = (
-            restored_share(state, alone) if alone else (whole if len(conf.culprits) == 1 else None)
-        )
+        share = _share(state, cid, alone, whole)
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
@@ -81,6 +79,21 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
             )
         )
     return out, whole
+
+
+def _share(
+    state: InvestigationState, cid: str, alone: str | None, whole: Share | None
+) -> Share | None:
+    """A member's share: reverted alone; else applied with and without it (confirmation's
+    drop-one configs); else, alone in the set, the whole set's."""
+    conf = state.confirmation
+    assert conf is not None
+    if alone:
+        return restored_share(state, alone)
+    if cid in conf.drop_keys and len(conf.groups.get(cid, [cid])) == 1:
+        # the share reproduced with it minus without it
+        return share_between(state, conf.apply_key, conf.drop_keys[cid])
+    return whole if len(conf.culprits) == 1 else None
 
 
 def _culprit_evidence(state: InvestigationState, whole: Share | None) -> list[str]:

@@ -17,23 +17,44 @@ from agent.stats import MIN_NOISE_DF, level
 CONFIDENCE = 0.95
 
 
-def restored_share(state: InvestigationState, key: str) -> tuple[float, float, float] | None:
-    """(r, low, high) for config `key`; None when it or a reference has no launches."""
+def _half_width(state: InvestigationState, gap: float, *sizes: int) -> float:
     from scipy import stats
 
-    x = state.configs[key].values
-    bad, good = state.configs[state.bad_key].values, state.configs[state.good_key].values
-    if not (x and bad and good):
-        return None
-    gap = level(bad) - level(good)
-    if gap == 0:
-        return None
-    r = (level(bad) - level(x)) / gap
     n = noise(state)
     if n.df < MIN_NOISE_DF or not math.isfinite(n.sigma):
-        return r, -math.inf, math.inf
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n.df)) * n.sigma
-    half *= math.sqrt(1 / len(x) + 1 / len(bad)) / abs(gap)
+        return math.inf
+    t = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n.df))
+    return t * n.sigma * math.sqrt(sum(1 / size for size in sizes)) / abs(gap)
+
+
+def _gap(state: InvestigationState) -> float | None:
+    bad, good = state.configs[state.bad_key].values, state.configs[state.good_key].values
+    gap = level(bad) - level(good) if bad and good else 0.0
+    return gap or None
+
+
+def restored_share(state: InvestigationState, key: str) -> tuple[float, float, float] | None:
+    """(r, low, high) for config `key`; None when it or a reference has no launches."""
+    x, bad = state.configs[key].values, state.configs[state.bad_key].values
+    gap = _gap(state)
+    if not x or gap is None:
+        return None
+    r = (level(bad) - level(x)) / gap
+    half = _half_width(state, gap, len(x), len(bad))
+    return r, r - half, r + half
+
+
+def share_between(
+    state: InvestigationState, more: str, less: str
+) -> tuple[float, float, float] | None:
+    """The share of the gap between two configs (r of `more` minus r of `less`): a member's
+    share from the set applied with and without it."""
+    a, b = state.configs[more].values, state.configs[less].values
+    gap = _gap(state)
+    if not a or not b or gap is None:
+        return None
+    r = (level(a) - level(b)) / gap  # `more` sits nearer the bad end
+    half = _half_width(state, gap, len(a), len(b))
     return r, r - half, r + half
 
 

@@ -123,7 +123,8 @@ class Confirmation(BaseModel):
     culprits: list[str]
     revert_key: str
     apply_key: str
-    drop_keys: dict[str, str] = Field(default_factory=dict)  # member -> "good + the others"
+    drop_keys: dict[str, str] = Field(default_factory=dict)  # group -> "good + the others"
+    groups: dict[str, list[str]] = Field(default_factory=dict)  # first member -> linked group
     rounds: int = 0
     rest_searched_for: list[str] = Field(default_factory=list)  # a set whose remainder was searched
 

@@ -193,3 +193,22 @@ def test_thousands_of_hunks_each_call_linked_to_its_new_signature(tmp_path: Path
     assert [link.reason for link in links if link.a == use.id] == [
         f"{use.id} calls `func_7`, whose signature {define.id} changes"
     ]
+
+
+def test_a_function_defined_inside_a_function_links_its_file_s_uses(tmp_path: Path) -> None:
+    """sqlparse 0.4.0's shape: a helper defined inside a method by one hunk, called by another
+    hunk of the same method (apart, they fail with NameError)."""
+    body = "".join(f"        step_{i} = {i}\n" for i in range(10))
+    good = f"class Strip:\n    def process(self, text):\n{body}        return text\n"
+    bad = (
+        "class Strip:\n    def process(self, text):\n"
+        "        def _insert_token(tok):\n            return tok.strip()\n\n"
+        f"{body}        return _insert_token(text)\n"
+    )
+    repo = make_repo(tmp_path, {"strip.py": good})
+    (repo / "strip.py").write_text(bad)
+    _, candidates = hunk_candidates(git.Repo(repo), "good")
+    assert len(candidates) == 2
+    found = dependencies(candidates, {"strip.py": good}, {"strip.py": bad})
+    assert [(link.a, link.b) for link in found.links] == [(candidates[1].id, candidates[0].id)]
+    assert "`_insert_token`" in found.links[0].reason

@@ -14,25 +14,27 @@ O(names + hunks): thousands of hunks take about a second.
 
 from __future__ import annotations
 
-import ast
-import builtins
-import keyword
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Literal
 
 from pydantic import BaseModel
 
+from tools.code_paths.definitions import (
+    LOCAL,
+    Definition,
+    ModuleImport,
+    ModuleNames,
+    dotted_path,
+    read_module,
+)
 from tools.repo.candidates import Candidate
 
 FileChange = Literal["added", "deleted", "modified"]
 Event = Literal["defined", "removed", "signature", "renamed to", "renamed from"]
 
-_MEANINGLESS = set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
-_MEANINGLESS |= {"self", "cls", "args", "kwargs"}
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_]\w*)")
 _FILE_NAME = re.compile(r"[\w.\-]+\.\w+")
@@ -48,11 +50,6 @@ class DependencyLink(BaseModel):
 
 class Dependencies(BaseModel):
     links: list[DependencyLink] = []
-
-
-def meaningless(name: str) -> bool:
-    """Names that link nothing: builtins, keywords, dunders, `self`, one or two letters."""
-    return len(name) <= 2 or name in _MEANINGLESS or name.startswith("__")
 
 
 def file_change(c: Candidate) -> FileChange:
@@ -82,114 +79,6 @@ def changed_line_numbers(c: Candidate) -> tuple[set[int], set[int]]:
     return removed, added
 
 
-@dataclass(frozen=True)
-class _Definition:
-    lines: frozenset[int]  # the lines that name it: `def` line and arguments, assignment, import
-    owner: str | None  # the class a method or class attribute belongs to
-    signature: str | None  # a function's arguments, dumped
-
-
-@dataclass(frozen=True)
-class _Import:
-    lines: frozenset[int]
-    modules: tuple[str, ...]  # absolute dotted names the statement may load
-    names: tuple[tuple[str, str, str], ...]  # (module, name, bound as) of `from m import`
-    star: str | None  # the module of `from m import *`
-    prefixes: tuple[tuple[str, str], ...]  # (module, the prefix its attributes are used with)
-
-
-@dataclass
-class _Module:
-    definitions: dict[str, list[_Definition]] = field(default_factory=dict)
-    imports: list[_Import] = field(default_factory=list)
-    by_line: dict[int, list[tuple[str, _Definition]]] = field(default_factory=dict)
-
-
-def dotted_path(path: str) -> str:
-    """`python/pkg/mod.py` -> `python.pkg.mod`; a package's `__init__.py` is the package."""
-    parts = PurePosixPath(path).with_suffix("").parts
-    return ".".join(parts[:-1] if parts and parts[-1] == "__init__" else parts)
-
-
-def _lines(first: int, last: int) -> frozenset[int]:
-    return frozenset(range(first, max(first, last) + 1))
-
-
-def _definitions(body: list[ast.stmt], owner: str | None, out: _Module) -> None:
-    """Module-level and class-level names, through module-level if/try/with blocks."""
-    for node in body:
-        found: list[tuple[str, _Definition]] = []
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            header = _lines(node.lineno, node.body[0].lineno - 1 if node.body else node.lineno)
-            signature = None if isinstance(node, ast.ClassDef) else ast.dump(node.args)
-            found.append((node.name, _Definition(header, owner, signature)))
-            if isinstance(node, ast.ClassDef) and owner is None:
-                _definitions(node.body, node.name, out)
-        elif isinstance(node, ast.Assign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            span = _lines(node.lineno, node.end_lineno or node.lineno)
-            names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-            found += [(name, _Definition(span, owner, None)) for name in names]
-        elif isinstance(node, ast.Import | ast.ImportFrom) and owner is None:
-            span = _lines(node.lineno, node.end_lineno or node.lineno)
-            bound = [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
-            found += [(name, _Definition(span, None, None)) for name in bound]
-        elif isinstance(node, ast.If | ast.Try | ast.With) and owner is None:
-            blocks = [getattr(node, key, []) for key in ("body", "orelse", "finalbody")]
-            blocks += [h.body for h in getattr(node, "handlers", [])]
-            for block in blocks:
-                _definitions(block, None, out)
-        for name, definition in found:
-            out.definitions.setdefault(name, []).append(definition)
-
-
-def _package(path: str, level: int) -> str:
-    """The package a relative import of `level` dots starts from, in the repository's dots."""
-    parts = dotted_path(path).split(".")[: None if path.endswith("__init__.py") else -1]
-    return ".".join(parts[: len(parts) - (level - 1)] if level > 1 else parts)
-
-
-def _import(node: ast.Import | ast.ImportFrom, path: str) -> _Import:
-    span = _lines(node.lineno, node.end_lineno or node.lineno)
-    if isinstance(node, ast.Import):
-        prefixes = tuple((a.name, a.asname or a.name) for a in node.names)
-        return _Import(span, tuple(a.name for a in node.names), (), None, prefixes)
-    base = node.module or ""
-    if node.level:
-        base = ".".join(p for p in (_package(path, node.level), base) if p)
-    named = [a for a in node.names if a.name != "*"]
-    return _Import(
-        span,
-        (base, *(f"{base}.{a.name}" for a in named)),
-        tuple((base, a.name, a.asname or a.name) for a in named),
-        base if len(named) < len(node.names) else None,
-        tuple((f"{base}.{a.name}", a.asname or a.name) for a in named),
-    )
-
-
-@lru_cache(maxsize=256)
-def _read(source: str | None, path: str) -> _Module | None:
-    """A Python file's names and imports; None for another file, or one that does not parse."""
-    if source is None or not path.endswith(".py"):
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
-    module = _Module()
-    _definitions(tree.body, None, module)
-    for name, definitions in module.definitions.items():
-        for d in definitions if not meaningless(name) else []:
-            for line in d.lines:
-                module.by_line.setdefault(line, []).append((name, d))
-    module.imports = [
-        _import(node, path)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Import | ast.ImportFrom)
-    ]
-    return module
-
-
 class _Hunk:
     """One hunk's changed lines, read once: line numbers and the words in them."""
 
@@ -207,10 +96,10 @@ class _Hunk:
             for i in range(1, chain.count(".") + 1)
         }
 
-    def imports(self, good: _Module | None, bad: _Module | None) -> list[_Import]:
+    def imports(self, good: ModuleNames | None, bad: ModuleNames | None) -> list[ModuleImport]:
         """The import statements among the changed lines: from each side's syntax tree, or,
         where a side does not parse, from each of its changed lines that parses alone."""
-        found: list[_Import] = []
+        found: list[ModuleImport] = []
         for module, numbers, lines in (
             (good, self.removed, self.c.removed_lines()),
             (bad, self.added, self.c.added_lines()),
@@ -219,7 +108,7 @@ class _Hunk:
                 found += [i for i in module.imports if i.lines & numbers]
                 continue
             for line in lines if self.path.endswith(".py") else []:
-                alone = _read(line.strip(), self.path)
+                alone = read_module(line.strip(), self.path)
                 found += alone.imports if alone else []
         return found
 
@@ -247,7 +136,7 @@ class _FileImports:
     stars: set[str] = field(default_factory=set)  # paths of `from m import *`
 
     @classmethod
-    def of(cls, modules: Iterable[_Module | None], index: _Index) -> _FileImports:
+    def of(cls, modules: Iterable[ModuleNames | None], index: _Index) -> _FileImports:
         out = cls()
         for statement in (i for m in modules if m is not None for i in m.imports):
             for dotted in statement.modules:
@@ -280,17 +169,20 @@ def _link(links: _Links, a: str, b: str, reason: str) -> None:
         links.setdefault(frozenset((a, b)), DependencyLink(a=a, b=b, reason=reason))
 
 
-def _named(module: _Module | None, lines: set[int]) -> dict[str, _Definition]:
+def _named(module: ModuleNames | None, lines: set[int]) -> dict[str, Definition]:
     by_line = module.by_line if module else {}
     return {name: d for line in lines for name, d in by_line.get(line, [])}
 
 
-def _signatures(module: _Module | None, name: str) -> set[str | None]:
+def _signatures(module: ModuleNames | None, name: str) -> set[str | None]:
     return {d.signature for d in (module.definitions.get(name, []) if module else [])}
 
 
 def _provided(
-    h: _Hunk, good: _Module | None, bad: _Module | None, moves: dict[tuple[str, str], list[_Hunk]]
+    h: _Hunk,
+    good: ModuleNames | None,
+    bad: ModuleNames | None,
+    moves: dict[tuple[str, str], list[_Hunk]],
 ) -> list[tuple[str, _Provided]]:
     """The names this hunk defines, removes, renames or re-signs; `moves` collects the names
     it removes or adds where the file keeps them (one end of a move within the file)."""
@@ -315,6 +207,8 @@ def _provided(
 
 def _reaches(h: _Hunk, p: _Provided, name: str, imports: _FileImports) -> bool:
     """Whether `h`'s changed lines use this `name` of p's file (not another of the same name)."""
+    if p.owner == LOCAL:  # a function inside a function: its own file, by bare name
+        return h.path == p.hunk.path and name in h.names
     if p.owner is not None:  # a method or class attribute: after a dot, where its class is
         owner = h.path == p.hunk.path or (p.hunk.path, p.owner) in imports.names.get(p.owner, ())
         return name in h.attributes and owner
@@ -377,7 +271,7 @@ def _use_links(hunks: list[_Hunk], modules: _Sources, index: _Index, links: _Lin
             _link(links, first.c.id, other.c.id, said)
 
 
-_Sources = dict[str, tuple[_Module | None, _Module | None]]
+_Sources = dict[str, tuple[ModuleNames | None, ModuleNames | None]]
 
 
 def dependencies(
@@ -389,7 +283,9 @@ def dependencies(
     hunk's file as the good ref and the working tree have it (None or absent: no such file)."""
     hunks = [_Hunk(c) for c in candidates if c.kind == "hunk" and c.file]
     paths = sorted({h.path for h in hunks})
-    modules = {p: (_read(good_sources.get(p), p), _read(bad_sources.get(p), p)) for p in paths}
+    modules = {
+        p: (read_module(good_sources.get(p), p), read_module(bad_sources.get(p), p)) for p in paths
+    }
     index = _index(p for p in paths if p.endswith(".py"))
     links: _Links = {}
     _file_links(hunks, modules, index, links)

@@ -1,0 +1,58 @@
+"""Real regressions in real code: for each documented one (tests/real/regressions.py), the two
+releases from PyPI as a git history and `debug-agent investigate` over them must confirm the
+hunk the fix release reverts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.real.regressions import REGRESSIONS, build_target
+from tools.repo.candidates import hunk_candidates, open_repo
+
+
+@pytest.fixture(scope="module")
+def release_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pip downloads, once per session of this module."""
+    return tmp_path_factory.mktemp("pypi-releases")
+
+
+def _hunks_adding(repo: Path, good: str, lines: tuple[tuple[str, str], ...]) -> set[str]:
+    """The ids of the hunks (against `good`) that add a line holding each (file, text)."""
+    _, candidates = hunk_candidates(open_repo(repo), good)
+    found = set()
+    for file, text in lines:
+        ids = [
+            c.id for c in candidates if c.file == file and any(text in a for a in c.added_lines())
+        ]
+        assert len(ids) == 1, f"{file}: {len(ids)} hunks add {text!r}"
+        found.add(ids[0])
+    return found
+
+
+@pytest.mark.parametrize("case", sorted(REGRESSIONS))
+def test_the_hunk_the_fix_reverts_is_confirmed(
+    case: str, release_cache: Path, tmp_path: Path
+) -> None:
+    regression = REGRESSIONS[case]
+    repo = build_target(case, tmp_path, release_cache)
+    good = f"v{regression.good}"
+    expected = _hunks_adding(repo, good, regression.culprits)
+    done = run_cli(
+        "investigate",
+        "--good",
+        good,
+        "--symptom",
+        regression.symptom,
+        "--json",
+        cwd=repo,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    named = {c["id"] for c in result["culprits"]}
+    assert (named == expected) if regression.exact else (expected <= named), result["culprits"]
