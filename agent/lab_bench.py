@@ -36,23 +36,31 @@ def _entry_keys(entries: list[TruthEntry]) -> set[str]:
     return {e.env.split("=")[0] if e.env else f"{e.file} {e.hunk}" for e in entries}
 
 
-def outcome(status: str, named: set[str], truth: Truth) -> str:
+def outcome(
+    status: str, named: set[str], truth: Truth, undecided: frozenset[str] | set[str] = frozenset()
+) -> str:
     """correct: every culprit named, and nothing else but companions (hunks a culprit's
-    revert needs); or no regression found where there is none. wrong: a named set that is not
-    that. inconclusive: nothing named."""
+    revert needs); or no regression found where there is none. wrong: a named candidate that
+    is not a culprit or companion, or a set that misses a culprit without saying so.
+    inconclusive: nothing named, or culprits missing only among those it names as undecided
+    (found with the others but neither shown needed nor not needed: nothing false is claimed)."""
+    culprits = _entry_keys(truth.culprits)
+    allowed = culprits | _entry_keys(truth.companions)
     if status in ("confirmed", "suspected") and named:
-        culprits = _entry_keys(truth.culprits)
-        allowed = culprits | _entry_keys(truth.companions)
-        return "correct" if truth.regression and culprits <= named <= allowed else "wrong"
+        if not truth.regression or not named <= allowed:
+            return "wrong"
+        if culprits <= named:
+            return "correct"
+        return "inconclusive" if culprits <= named | undecided else "wrong"
     if not truth.regression and status == "no_regression":
         return "correct"
     return "inconclusive"
 
 
-def _named_keys(result: dict, by_id: dict) -> set[str]:
+def _named_keys(result: dict, by_id: dict, field: str = "culprits") -> set[str]:
     keys = set()
-    for c in result["culprits"]:
-        cand = by_id[c["id"]]
+    for c in result.get(field) or []:
+        cand = by_id[c if isinstance(c, str) else c["id"]]
         keys.add(cand.name if cand.kind == "env" else f"{cand.file} {cand.header}")
     return keys
 
@@ -115,7 +123,7 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
         seed=seed,
         scenario=truth.scenario + ("+flaky-start" if truth.start_failure_rate else ""),
         candidates=len(cands.candidates),
-        outcome=outcome(result["status"], named, truth),
+        outcome=outcome(result["status"], named, truth, _named_keys(result, by_id, "undecided")),
         status=result["status"],
         named=sorted(named),
         truth=sorted(wanted),

@@ -196,6 +196,7 @@ def _result(
         culprits=culprits,
         unexplained_share=None if left is None else left[0],
         unexplained_ci=None if left is None else left[1:],
+        undecided=state.confirmation.undecided if state.confirmation else [],
         dropped=_dropped(state),
         cleared=[
             ClearedResult(candidate=cid, evidence=h.evidence)
@@ -268,6 +269,12 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
                 + _interval(r.unexplained_ci),
             ]
         lines.append("")
+    if r.undecided:
+        lines += [
+            f"Undecided (found with the culprits; neither shown needed nor not needed): "
+            f"{', '.join(r.undecided)}",
+            "",
+        ]
     if r.dropped:
         lines += ["## Dropped without a launch", ""]
         for d in r.dropped:

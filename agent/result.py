@@ -132,6 +132,7 @@ class InvestigationResult(BaseModel):
     culprits: list[Culprit]
     unexplained_share: float | None  # the gap the culprits leave unexplained, in [0, 1]
     unexplained_ci: list[float] | None = None  # its 95 % interval, [low, high]
+    undecided: list[str] = []  # in the set found, but neither shown needed nor not needed
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int

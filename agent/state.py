@@ -126,6 +126,7 @@ class Confirmation(BaseModel):
     drop_keys: dict[str, str] = Field(default_factory=dict)  # group -> "good + the others"
     groups: dict[str, list[str]] = Field(default_factory=dict)  # first member -> linked group
     rounds: int = 0
+    undecided: list[str] = Field(default_factory=list)  # neither shown needed nor unneeded
     rest_searched_for: list[str] = Field(default_factory=list)  # a set whose remainder was searched
 
 

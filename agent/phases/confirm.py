@@ -29,6 +29,7 @@ from agent.levels import (
     unresolved,
 )
 from agent.phases.search import names_used
+from agent.shares import restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
 from agent.stats import ALPHA, MIN_RELATIVE_GAP, SEARCH_ALPHA, level, p_equal
 
@@ -160,24 +161,33 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
         return request(state, key, f"confirm: replicate {state.configs[key].label}")
     for first, key in conf.drop_keys.items():
-        if _needs_launch(state, key, True):
+        config = state.configs[key]
+        if not unresolved(config) and (
+            not config.values
+            or (_needed(state, key) is None and len(config.values) < MAX_LAUNCHES_PER_CONFIG)
+        ):
             group = ", ".join(conf.groups[first])
             return _launch(state, key, f"confirm: is {group} needed? apply all the others to good")
     return None
 
 
+UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
+
+
 def _needed(state: InvestigationState, without_key: str) -> bool | None:
     """Is a group of the set needed? True when the set without it falls significantly short of
     the regression (however small its share: additive causes are all needed); False when the
-    others alone reproduce the regression and fall short of it by nothing significant; None:
-    undecided (unclear, or the set without it does not run)."""
-    if unresolved(state.configs[without_key]):
+    share lost without it is shown small (its 95 % upper bound under UNNEEDED_SHARE of the
+    gap); None: undecided (the set without it does not run, or the data cannot tell a small
+    cause from none)."""
+    if unresolved(state.configs[without_key]) or not state.configs[without_key].values:
         return None
     result = between(state, without_key, state.good_key, state.bad_key)
     short_of_bad = result.p_vs_good  # against the high end: here, the bad reference
     if short_of_bad <= ALPHA and result.r < 1:
         return True
-    return False if result.verdict == "restored" else None
+    lost = restored_share(state, without_key)  # the share of the gap missing without it
+    return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
 
 
 GAP_LAUNCHES = 6  # each reference's launches before the strict gap test may fail
@@ -277,12 +287,14 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
         conf.culprits = [m for m in conf.culprits if m not in unneeded]  # never named
         return "suspected"
     undecided = [m for first, need in needed.items() if need is None for m in conf.groups[first]]
-    if undecided:
+    if undecided:  # neither shown needed nor shown unneeded: named apart, not as culprits
+        conf.undecided = undecided
+        conf.culprits = [m for m in conf.culprits if m not in undecided]
         state.notes.append(
-            f"could not show that {', '.join(undecided)} is needed (no significant result "
-            "without it)"
+            f"could not tell whether {', '.join(undecided)} is needed: without it the set "
+            "falls short by a share the launches cannot tell from none (named as undecided)"
         )
-        return "suspected"
+        return "suspected" if conf.culprits else "inconclusive"
     dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
     searched = sorted(conf.culprits) == sorted(conf.rest_searched_for)
     if (

@@ -66,7 +66,7 @@ def test_an_older_result_without_set_aside_or_llm_still_reads() -> None:
     dumped = InvestigationResult.model_validate_json(text).model_dump()
     culprits = [{k: v for k, v in c.items() if k != "share_ci"} for c in dumped["culprits"]]
     assert {k: v for k, v in {**dumped, "culprits": culprits}.items() if k in old} == old
-    added = ["unexplained_ci", "set_aside", "unresolved", "llm"]
+    added = ["unexplained_ci", "undecided", "set_aside", "unresolved", "llm"]
     assert [k for k in dumped if k not in old] == added  # keys only added
     assert dumped["set_aside"] == dumped["unresolved"] == [] and dumped["llm"] is None
     assert all(c["share_ci"] is None for c in dumped["culprits"])

@@ -162,3 +162,21 @@ def test_lab_create_by_scenario_name(tmp_path: Path) -> None:
     bad = run_cli("lab", "create", "--scenario", "nope", str(tmp_path / "other"))
     assert bad.returncode != 0 and "unknown scenario shape 'nope'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_a_missing_culprit_named_as_undecided_is_inconclusive_not_correct() -> None:
+    truth = Truth(
+        scenario="random:uneven-additive",
+        seed=1,
+        culprits=[
+            TruthEntry(file="a.py", hunk="@@ -1 +1 @@", kind="hunk", why="slow"),
+            TruthEntry(file="b.py", hunk="@@ -2 +2 @@", kind="hunk", why="slower"),
+        ],
+        decoys=[],
+        regression=True,
+        expected={},
+    )
+    big, small = "a.py @@ -1 +1 @@", "b.py @@ -2 +2 @@"
+    assert outcome("suspected", {big}, truth, {small}) == "inconclusive"
+    assert outcome("confirmed", {big}, truth) == "wrong"
+    assert outcome("suspected", {big, small}, truth) == "correct"
