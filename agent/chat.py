@@ -56,7 +56,13 @@ class Chat:
         )
         self.started = True
         while True:
-            result = self.session.run(value)
+            try:
+                result = self.session.run(value)
+            except Exception as error:  # noqa: BLE001 - the session still ends with its report
+                ended = self.session.fail(error)
+                self.done = True
+                self.console.print(f"[bold]{ended.get('status')}[/bold]: /report shows the report")
+                return
             asks = result.get("__interrupt__") if isinstance(result, dict) else None
             if not asks:
                 self.done = True
