@@ -14,6 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from agent.state import InvestigationState
+from agent.symptom import parse_symptom
 from tools.lab.changes import Change
 from tools.lab.create import create_lab
 
@@ -182,3 +184,18 @@ MYPY = pytest.StashKey[subprocess.Popen[str]]()
 def mypy_started(request: pytest.FixtureRequest) -> subprocess.Popen[str]:
     """The mypy run that started at collection (a fixture: this module's own stash key)."""
     return request.config.stash[MYPY]
+
+
+def bare_state(symptom: str = "verify 29ms", **fields: object) -> InvestigationState:
+    """An investigation's state with nothing measured yet, for the engine's pure functions."""
+    base: dict[str, object] = {
+        "session_id": "s",
+        "session_dir": "/nonexistent",
+        "config_path": "x",
+        "symptom": parse_symptom(symptom),
+        "metric": "verify_ms",
+        "worse": "higher",
+        "max_launches": 30,
+        "deadline": 0.0,
+    }
+    return InvestigationState.model_validate({**base, **fields})

@@ -6,21 +6,12 @@ from __future__ import annotations
 from agent.disturbed import set_aside_disturbed
 from agent.levels import between, ensure_config
 from agent.state import InvestigationState, Launch
-from agent.symptom import parse_symptom
+from tests.conftest import bare_state
 from tools.repo.candidates import Candidate
 
 
 def _state(values: dict[str, list[float]]) -> InvestigationState:
-    state = InvestigationState(
-        session_id="s",
-        session_dir="/nonexistent",
-        config_path="x",
-        symptom=parse_symptom("verify 90ms"),
-        metric="verify_ms",
-        worse="higher",
-        max_launches=30,
-        deadline=0.0,
-    )
+    state = bare_state("verify 90ms")
     state.candidates = [
         Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ("culprit", "decoy")
     ]

@@ -7,21 +7,12 @@ from __future__ import annotations
 from agent.levels import ensure_config
 from agent.phases import search
 from agent.state import Failure, Hypothesis, InvestigationState, Launch, Link, Task
-from agent.symptom import parse_symptom
+from tests.conftest import bare_state
 from tools.repo.candidates import Candidate
 
 
 def _state(ids: list[str], links: tuple[tuple[str, str], ...] = ()) -> InvestigationState:
-    state = InvestigationState(
-        session_id="t",
-        session_dir="/nonexistent",
-        config_path=".",
-        symptom=parse_symptom("verify 29ms (was 19)"),
-        metric="verify_ms",
-        worse="higher",
-        max_launches=40,
-        deadline=0,
-    )
+    state = bare_state("verify 29ms (was 19)")
     state.candidates = [Candidate(id=i, kind="hunk", file=f"{i}.py") for i in ids]
     state.hypotheses = {i: Hypothesis(candidate=i, prior=1.0, reasons=[]) for i in ids}
     state.links = [Link(a=a, b=b, reason=f"{a} calls {b}") for a, b in links]
@@ -45,7 +36,9 @@ def test_linked_candidates_stay_in_one_half_and_a_linked_set_is_one_finding() ->
 
 
 def _fail(state: InvestigationState, key: str) -> None:
-    state.configs[key].failures.append(Failure(request=99, stage="build", error="patch does not apply"))
+    state.configs[key].failures.append(
+        Failure(request=99, stage="build", error="patch does not apply")
+    )
 
 
 def test_an_unresolved_half_sends_the_search_to_its_complement_then_finer() -> None:

@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import make_repo, run_cli, sh
+from tests.tools.test_generic_target import BENCH
+from tests.tools.test_generic_target import CONFIG as GENERIC_CONFIG
 
 SERVER = textwrap.dedent("""\
     import os, sys, time
@@ -16,7 +18,6 @@ SERVER = textwrap.dedent("""\
 
     flaky = os.environ.get("FLAKY_STARTS")
     if flaky:  # every other start-up fails before the server listens
-        count = Path = None
         from pathlib import Path
         counter = Path(flaky)
         starts = int(counter.read_text()) + 1 if counter.exists() else 1
@@ -39,25 +40,7 @@ SERVER = textwrap.dedent("""\
 WORK = "import os\n\n\ndef cost_ms():\n    base = 10.0\n    return base\n" + "".join(
     f"\n\ndef unused_{i}():\n    return {i}\n" for i in range(12)
 )
-BENCH = textwrap.dedent("""\
-    import sys, time, urllib.request
-    for _ in range(5):
-        start = time.perf_counter()
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/work").read()
-        print(f"latency_ms: {(time.perf_counter() - start) * 1000:.2f}")
-""")
-CONFIG = textwrap.dedent("""\
-    [launch]
-    command = "{python} server.py {port}"
-    timeout_s = 30
-    [bench]
-    kind = "command"
-    command = "{python} bench.py {port}"
-    metric = "latency_ms"
-    unit = "ms"
-    metric_regex = "latency_ms: ([0-9.]+)"
-    per_launch = "best"
-""")
+CONFIG = GENERIC_CONFIG + 'per_launch = "best"\n'
 
 
 def _target(tmp_path: Path, config: str = CONFIG) -> Path:

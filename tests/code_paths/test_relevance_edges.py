@@ -10,9 +10,8 @@ import pytest
 
 from agent.hypothesize import hypothesize, kept_by_links, links_summary
 from agent.relevance import Facts, Relevance, assess
-from agent.state import InvestigationState, Link
-from agent.symptom import parse_symptom
-from tests.conftest import make_repo, sh
+from agent.state import Link
+from tests.conftest import bare_state, make_repo, sh
 from tools.gpu.info import parse_gpu_option
 from tools.proc.import_trace import ImportTrace
 from tools.proc.worker_env import ProcessEnv, WorkerEnv
@@ -107,15 +106,7 @@ def test_a_variable_a_hunk_sets_is_judged_on_the_environment_after_start(repo: P
 
 
 def test_what_a_kept_candidate_needs_is_kept_with_the_link_quoted(repo: Path) -> None:
-    state = InvestigationState(
-        session_id="s",
-        session_dir="/nonexistent",
-        config_path="x",
-        symptom=parse_symptom("verify 29ms"),
-        metric="verify_ms",
-        worse="higher",
-        max_launches=10,
-        deadline=0.0,
+    state = bare_state(
         good_sha=sh(repo, "git", "rev-parse", "good").strip(),
         candidates=list(_hunks(repo).values()),
         facts=Facts(trace=BAD_TRACE, good_trace=GOOD_TRACE),
