@@ -16,7 +16,7 @@ from agent.levels import noise, noise_is_measured, request, symptom_margin, unre
 from agent.state import InvestigationState, PlannedLaunch
 from agent.stats import calibrate
 
-MAX_REFERENCE_LAUNCHES = 5
+MAX_REFERENCE_LAUNCHES = 8
 
 
 def start(state: InvestigationState) -> None:

@@ -190,7 +190,7 @@ def _needed(state: InvestigationState, without_key: str) -> bool | None:
     return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
 
 
-GAP_LAUNCHES = 6  # each reference's launches before the strict gap test may fail
+GAP_LAUNCHES = 10  # each reference's launches before the strict gap test may fail
 
 
 def _gap(state: InvestigationState) -> tuple[bool, str]:
