@@ -232,7 +232,7 @@ class Chat:
             self.console.print(HELP)
         elif command == "/facts":
             for fact in describe(s) or [
-                "no facts yet: /run launches the bad state once (with "
+                "no facts yet: /run launches the bad and good states once each (with "
                 "the import trace) and gathers them"
             ]:
                 self.console.print(escape(fact))
@@ -244,8 +244,8 @@ class Chat:
         elif command == "/hypotheses":
             if not s.hypotheses:
                 self.console.print(
-                    "no hypotheses yet: /run launches the bad state, gathers "
-                    "its facts and makes every candidate a hypothesis"
+                    "no hypotheses yet: /run launches the references, gathers "
+                    "their facts and makes every candidate a hypothesis"
                 )
             for cid, h in sorted(s.hypotheses.items(), key=lambda kv: -kv[1].prior):
                 self.console.print(

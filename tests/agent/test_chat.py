@@ -88,11 +88,13 @@ def test_chat_session_in_a_terminal(terminal: Terminal) -> None:
     terminal.send("verify 29ms")
     terminal.wait("/run starts.")
     terminal.send("/facts")
-    terminal.wait("no facts yet: /run launches the bad state")
+    terminal.wait("no facts yet: /run launches the bad and good states")
     terminal.send("/hypotheses")
     terminal.wait("no hypotheses yet: /run")
     terminal.send("/run")
-    terminal.wait("launch the bad state, with the import trace (gather facts)? [y/n]")
+    terminal.wait("launch the bad and good states, with the import trace (gather facts)? [y/n]")
+    terminal.send("y")
+    terminal.wait("launch bad (calibrate")
     terminal.send("y")
     terminal.wait("launch good (calibrate")
     terminal.send("y")
@@ -127,7 +129,7 @@ def test_chat_session_in_a_terminal(terminal: Terminal) -> None:
 def test_a_raised_budget_goes_on_and_chat_resumes_any_session(tmp_path: Path) -> None:
     lab = tmp_path / "lab"
     create_lab("seed", lab)
-    lines = "/budget 3\n/run\ny\ny\ny\n/budget 10\n/run\ny\ny\ny\ny\n/quit\n"
+    lines = "/budget 3\n/run\ny\ny\n/budget 10\n/run\ny\ny\ny\n/quit\n"
     done = subprocess.run(
         [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
         cwd=lab,
