@@ -167,7 +167,7 @@ def _command_metric(text: str, read: _Read, bench: BenchSection) -> tuple[str, s
     if read.name and not (
         read.name == metric
         or read.serving == metric
-        or metric.startswith(read.name + "_")
+        or set(read.name.split("_")) <= set(metric.split("_"))  # "per token": ms_per_token
         or read.name in PLAIN_WORDS
     ):
         raise SymptomError(

@@ -13,6 +13,7 @@ ROWS = BenchSection(
     kind="command", command="x", metric="rows_per_s", unit="rows/s", metric_regex="(x)"
 )
 SCORE = BenchSection(kind="command", command="x", metric="score", metric_regex="(x)")
+PER_TOKEN = BenchSection(kind="command", command="x", metric="ms_per_token", metric_regex="(x)")
 
 
 @pytest.mark.parametrize(
@@ -30,6 +31,7 @@ SCORE = BenchSection(kind="command", command="x", metric="score", metric_regex="
         ("parse_ms from 7 to 265", PARSE_MS, "parse_ms", "ms", "lower", 265, 7),
         ("throughput 1200 rows/s (was 2000)", ROWS, "rows_per_s", "rows/s", "higher", 1200, 2000),
         ("throughput 1200 rows/s (was 2000)", None, "throughput", "rows/s", "higher", 1200, 2000),
+        ("per token 40ms", PER_TOKEN, "ms_per_token", "ms", "lower", 40, None),  # its words
         ("score 40 (was 90)", SCORE, "score", "", "higher", 40, 90),  # the values tell
         ("score 90 (was 40)", SCORE, "score", "", "lower", 90, 40),
     ],
