@@ -295,16 +295,12 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             "falls short by a share the launches cannot tell from none (named as undecided)"
         )
         return "suspected" if conf.culprits else "inconclusive"
-    dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
     searched = sorted(conf.culprits) == sorted(conf.rest_searched_for)
-    if (
-        (kept or dropped)
-        and not searched
-        and conf.rounds < MAX_ROUNDS
-        and _remainder_significant(state, conf)
-    ):
+    if kept and not searched and conf.rounds < MAX_ROUNDS and _remainder_significant(state, conf):
+        # completeness: the other kept candidates (those dropped with evidence stay dropped:
+        # the set found restores most of the gap, so nothing says that evidence was wrong)
         conf.rest_searched_for = list(conf.culprits)
-        _search_the_rest(state, conf, kept, dropped)
+        _search_the_rest(state, conf, kept, [])
         return "search"
     return "confirmed"
 
@@ -336,7 +332,8 @@ def _search_partner(state: InvestigationState, conf: Confirmation, kept: list[st
 def _search_the_rest(
     state: InvestigationState, conf: Confirmation, kept: list[str], dropped: list[str]
 ) -> None:
-    """Reverting the set leaves part of the regression: search the rest, pruned ones too."""
+    """Reverting the set leaves part of the regression: search the rest (with `dropped`, the
+    pruned candidates too)."""
     ids = kept + dropped
     for cid in dropped:
         state.hypotheses[cid].status = "open"
@@ -349,5 +346,5 @@ def _search_the_rest(
     ]
     state.notes.append(
         f"reverting {{{', '.join(conf.culprits)}}} leaves part of the regression: "
-        "searching the rest, pruned candidates included"
+        "searching the rest" + (", pruned candidates included" if dropped else "")
     )
