@@ -109,7 +109,7 @@ def _descendants(pid: int) -> list[int]:
 
 @pytest.mark.parametrize(
     "marker",
-    ["calibrate: launch noise", "search: revert", "confirm: apply exactly"],
+    ["search: revert", "confirm: apply exactly"],
 )
 def test_resume_after_sigkill(marker: str, tmp_path: Path) -> None:
     lab = tmp_path / "lab"

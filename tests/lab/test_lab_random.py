@@ -107,8 +107,8 @@ def _launches(seed: int, lab: Path) -> None:
         assert reply["meta_info"]["completion_tokens"] == 4, seed
 
 
-def test_thirty_seeds_all_launch(tmp_path: Path) -> None:
-    seeds = range(30)  # every base shape, and some later ones, are among them
+def test_sixteen_seeds_all_launch(tmp_path: Path) -> None:
+    seeds = range(16)  # every base shape, and a later one, are among them
     assert set(BASE_SHAPES) < {draw_scenario(seed).shape for seed in seeds}
     for seed in seeds:
         _launches(seed, tmp_path / str(seed))
