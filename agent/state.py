@@ -127,7 +127,8 @@ class Confirmation(BaseModel):
     groups: dict[str, list[str]] = Field(default_factory=dict)  # first member -> linked group
     rounds: int = 0
     undecided: list[str] = Field(default_factory=list)  # neither shown needed nor unneeded
-    rest_searched_for: list[str] = Field(default_factory=list)  # a set whose remainder was searched
+    rest_searched_for: list[str] = Field(default_factory=list)  # its remainder was searched
+    confirmed_before: list[str] = Field(default_factory=list)  # both ways, before completeness
 
 
 class Claim(BaseModel):

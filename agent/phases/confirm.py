@@ -61,6 +61,7 @@ def start(state: InvestigationState) -> None:
         groups=groups,
         rounds=(state.confirmation.rounds + 1) if state.confirmation else 1,
         rest_searched_for=state.confirmation.rest_searched_for if state.confirmation else [],
+        confirmed_before=state.confirmation.confirmed_before if state.confirmation else [],
     )
 
 
@@ -260,7 +261,16 @@ def conclude(state: InvestigationState) -> Outcome:
 
 
 def _short(state: InvestigationState, conf: Confirmation, one_way: bool) -> Outcome:
-    """Not confirmed: suspected on significant evidence one way, else nothing is named."""
+    """Not confirmed: the set an earlier round confirmed both ways, when the search for the
+    remainder led nowhere firm; else suspected on significant evidence one way, else nothing
+    is named."""
+    if conf.confirmed_before and conf.culprits != conf.confirmed_before:
+        state.notes.append(
+            f"{{{', '.join(conf.culprits)}}} could not be confirmed: the remainder after "
+            f"{{{', '.join(conf.confirmed_before)}}} stays unexplained"
+        )
+        _back_to(state, conf, conf.confirmed_before)
+        return "confirmed"
     if one_way:
         return "suspected"
     state.notes.append(
@@ -299,10 +309,18 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
     if kept and not searched and conf.rounds < MAX_ROUNDS and _remainder_significant(state, conf):
         # completeness: the other kept candidates (those dropped with evidence stay dropped:
         # the set found restores most of the gap, so nothing says that evidence was wrong)
-        conf.rest_searched_for = list(conf.culprits)
+        conf.rest_searched_for = conf.confirmed_before = list(conf.culprits)
         _search_the_rest(state, conf, kept, [])
         return "search"
     return "confirmed"
+
+
+def _back_to(state: InvestigationState, conf: Confirmation, culprits: list[str]) -> None:
+    """The confirmation as it stood for `culprits` (its configs are measured already)."""
+    conf.culprits = list(culprits)
+    conf.revert_key = ensure_config(state, all_ids(state) - set(culprits)).key
+    conf.apply_key = ensure_config(state, set(culprits)).key
+    conf.undecided = []
 
 
 def _remainder_significant(state: InvestigationState, conf: Confirmation) -> bool:
