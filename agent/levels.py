@@ -145,13 +145,6 @@ def replicate(state: InvestigationState, key: str, why: str) -> PlannedLaunch:
     return request(state, key, why)
 
 
-def restored(state: InvestigationState, key: str) -> float:
-    """Fraction of the bad-to-good gap that config `key` restores (0 = bad, 1 = good)."""
-    b = state.configs[state.bad_key].mean
-    g = state.configs[state.good_key].mean
-    return (b - state.configs[key].mean) / (b - g) if b != g else 0.0
-
-
 POOL_P = 0.2  # a config pools with a reference only when it cannot be told apart from it
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.levels import held, restored
+from agent.levels import between, held
 from agent.llm.reasoner import Ranking
+from agent.shares import restored_share
 from agent.state import Claim, InvestigationState
 
 CLAIM_WEIGHT = 8  # a weight this high is the model asserting a cause
@@ -48,13 +49,15 @@ def judge_claims(state: InvestigationState, culprits: list[str]) -> None:
             if not config.values or config.key in (state.bad_key, state.good_key):
                 continue
             has = claim.candidate in held(state, config.key)
-            share = restored(state, config.key)
-            if has and config.level == "good":
+            share = (restored_share(state, config.key) or (0.0,))[0]
+            # by the config's verdict, not its noise pool (which needs it indistinguishable)
+            verdict = between(state, config.key, state.bad_key, state.good_key).verdict
+            if has and verdict == "restored":
                 evidence.append(
                     f"'{config.label}' still holds {claim.candidate} and measures "
                     f"{config.mean:.3g} {unit}: {share:.0%} of the gap restored"
                 )
-            elif not has and config.level == "bad":
+            elif not has and verdict == "none":
                 evidence.append(
                     f"'{config.label}' lacks {claim.candidate} and measures "
                     f"{config.mean:.3g} {unit}: the regression without it"

@@ -13,7 +13,6 @@ Otherwise the search goes on (a missing partner, an unexplained share), or the s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Literal
 
@@ -31,7 +30,7 @@ from agent.levels import (
 from agent.phases.search import names_used
 from agent.shares import restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
-from agent.stats import ALPHA, MIN_RELATIVE_GAP, SEARCH_ALPHA, level, p_equal
+from agent.stats import ALPHA, SEARCH_ALPHA, calibrate
 
 MAX_ROUNDS = 3
 
@@ -195,16 +194,14 @@ GAP_LAUNCHES = 10  # each reference's launches before the strict gap test may fa
 
 
 def _gap(state: InvestigationState) -> tuple[bool, str]:
-    """The gap re-tested on every launch of the references, at the strict level; and why not."""
-    bad, good = state.configs[state.bad_key], state.configs[state.good_key]
-    sign = 1 if state.worse == "higher" else -1
+    """The gap re-tested on every launch of the references, at the strict level (calibration's
+    rule for a regression); and why not."""
+    bad, good = state.configs[state.bad_key].values, state.configs[state.good_key].values
     n = noise(state)
-    b, g = level(bad.values), level(good.values)
-    p = p_equal(b, len(bad.values), g, len(good.values), n)
-    holds = p <= ALPHA and (b - g) * sign >= math.log1p(MIN_RELATIVE_GAP)
-    return holds, (
-        f"the gap ({math.expm1(b - g):+.1%}) is not significant at {ALPHA:.0%} on all "
-        f"{len(bad.values)} + {len(good.values)} launches of the references (p = {p:.2g}, "
+    result = calibrate(bad, good, n, state.worse, max_each=len(bad) + 1, margin=0.0, alpha=ALPHA)
+    return result.status == "regression", (
+        f"the gap ({result.gap:+.1%}) is not significant at {ALPHA:.0%} on all "
+        f"{len(bad)} + {len(good)} launches of the references (p = {result.p:.2g}, "
         f"launch noise {n.sigma:.1%}): the regression is within this bench's noise"
     )
 
