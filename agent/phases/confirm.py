@@ -289,10 +289,7 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             f"{', '.join(unneeded)} not needed: the others alone reproduce "
             "the regression on the good state"
         )
-        if conf.rounds < MAX_ROUNDS:
-            return "search"
-        conf.culprits = [m for m in conf.culprits if m not in unneeded]  # never named
-        return "suspected"
+        return "search"  # the set shrinks every time: no round limit needed here
     undecided = [m for first, need in needed.items() if need is None for m in conf.groups[first]]
     if undecided:  # neither shown needed nor shown unneeded: named apart, not as culprits
         conf.undecided = undecided
