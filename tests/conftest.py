@@ -26,7 +26,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True, scope="session")
 def _state_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Keep lab truths, pidfiles and sessions out of the user's home during tests."""
+    """Keep lab truths, pidfiles and sessions out of the user's home during tests, and seed the
+    labs' noise: each launch draws its own noise from its name, so a lab investigation gives the
+    same launches on every run (an engine's error rate under noise is lab bench's to measure)."""
+    os.environ.setdefault("SGLANG_LAB_SEED", "17")
     os.environ["DEBUG_AGENT_LAB_TRUTH_DIR"] = str(tmp_path_factory.mktemp("truth"))
     os.environ["DEBUG_AGENT_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
     os.environ["DEBUG_AGENT_SESSIONS_DIR"] = str(tmp_path_factory.mktemp("sessions"))

@@ -6,7 +6,8 @@ linked: one that defines, renames, removes or re-signs a name (function, class, 
 module-level assignment, import alias) and each that uses it in its changed lines (in its file,
 or in a file importing it from that module or using it as the module's attribute); the two ends
 of a definition moved within a file; a file added or deleted and each hunk whose changed lines
-import (Python) or name (any file) it. Definitions and imports come from each side's syntax tree,
+import (Python) or name (any file) it; hunks of a file that only compile together
+(syntax_links.py). Definitions and imports come from each side's syntax tree,
 uses at grep level, so unparsable code defines nothing. Names too common to mean anything
 (builtins, keywords, dunders, `self`, one or two letters) never link. Dicts keyed by name keep it
 O(names + hunks): thousands of hunks take about a second.
@@ -30,6 +31,7 @@ from tools.code_paths.definitions import (
     dotted_path,
     read_module,
 )
+from tools.code_paths.syntax_links import compile_ties
 from tools.repo.candidates import Candidate
 
 FileChange = Literal["added", "deleted", "modified"]
@@ -290,4 +292,6 @@ def dependencies(
     links: _Links = {}
     _file_links(hunks, modules, index, links)
     _use_links(hunks, modules, index, links)
+    for a, b, reason in compile_ties(candidates, good_sources, bad_sources):
+        _link(links, a, b, reason)
     return Dependencies(links=list(links.values()))
