@@ -104,9 +104,7 @@ def _file_ties(f: _File) -> list[Tie]:
             other = _partner(f, hunk, alone)
             if other is not None:
                 state = "alone on the good file" if alone else "left out of the bad file"
-                reason = (
-                    f"{hunk.id} {state} does not compile ({error}); with {other.id} it does"
-                )
+                reason = f"{hunk.id} {state} does not compile ({error}); with {other.id} it does"
                 ties.append((hunk.id, other.id, reason))
                 tied |= {hunk.id, other.id}
     return ties
