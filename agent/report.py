@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import git
+
+from agent.report_markdown import render_markdown
 from agent.result import (
     ClearedResult,
     Culprit,
@@ -20,6 +23,9 @@ from agent.result import (
 )
 from agent.shares import clipped, restored_share, share_between
 from agent.state import InvestigationState
+from tools.code_paths.dependencies import changed_line_numbers
+from tools.repo.candidates import Candidate
+from tools.repo.commit_of import commits_of
 from tools.secrets import mask, mask_files, mask_text
 
 if TYPE_CHECKING:
@@ -47,7 +53,7 @@ def _value(state: InvestigationState, key: str) -> float | None:
 Share = tuple[float, float, float]
 
 
-def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
+def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit], Share | None]:
     conf = state.confirmation
     if conf is None or state.status not in ("confirmed", "suspected"):
         return [], None
@@ -67,6 +73,7 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
+        commits = commits_of(repo, state.good_sha, c)
         out.append(
             Culprit(
                 kind=c.kind,
@@ -76,9 +83,25 @@ def _culprits(state: InvestigationState) -> tuple[list[Culprit], Share | None]:
                 share=None if share is None else clipped(share)[0],
                 share_ci=None if share is None else clipped(share)[1:],
                 evidence=_culprit_evidence(state, whole) + state.hypotheses[cid].reasons,
+                line=_first_line(c),
+                diff=("\n".join(c.hunk_lines()) or None) if c.kind == "hunk" else None,
+                commit=commits[0] if commits else None,
+                commits=commits,
             )
         )
     return out, whole
+
+
+def _first_line(c: Candidate) -> int | None:
+    """A hunk's first changed line in the bad file (where it only removes: where it did)."""
+    if c.kind != "hunk" or c.new_start() is None:
+        return None
+    _, added = changed_line_numbers(c)
+    if added:
+        return min(added)
+    start = c.new_start() or 0
+    context = next((i for i, row in enumerate(c.body_lines()) if row[:1] != " "), 0)
+    return start + context
 
 
 def _share(
@@ -219,7 +242,7 @@ def _result(
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
-    culprits, whole = _culprits(state)
+    culprits, whole = _culprits(state, ctx.repo)
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])
     # what --json prints and result.json holds, secrets masked: a plain dict in the state (the
@@ -240,90 +263,6 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     ):
         (session / name).write_text(mask_text(text))
     mask_files(session / "launches")
-
-
-def fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
-
-
-def _bullets(head: str, evidence: list[str]) -> list[str]:
-    return [head] + [f"  - {e}" for e in evidence]
-
-
-def _interval(ci: list[float] | None) -> str:
-    return "" if ci is None else f" [95 %: {ci[0]:.0%} to {ci[1]:.0%}]"
-
-
-def _verdict_lines(r: InvestigationResult) -> list[str]:
-    """Culprits, dead ends dropped without a launch, and candidates cleared by experiment."""
-    lines = []
-    if r.culprits:
-        lines += ["## Culprits", ""]
-        for c in r.culprits:
-            share = "-" if c.share is None else f"{c.share:.0%}" + _interval(c.share_ci)
-            lines += _bullets(f"- **{c.id}** ({c.kind}, share {share}): {c.summary}", c.evidence)
-        if r.unexplained_share is not None:
-            lines += [
-                "",
-                f"Unexplained share of the gap: {r.unexplained_share:.0%}"
-                + _interval(r.unexplained_ci),
-            ]
-        lines.append("")
-    if r.undecided:
-        lines += [
-            f"Undecided (found with the culprits; neither shown needed nor not needed): "
-            f"{', '.join(r.undecided)}",
-            "",
-        ]
-    if r.dropped:
-        lines += ["## Dropped without a launch", ""]
-        for d in r.dropped:
-            lines += _bullets(f"- **{d.candidate}**: {d.reason}", d.evidence)
-        lines.append("")
-    if r.cleared:
-        lines += ["## Cleared by experiment", ""]
-        for cleared in r.cleared:
-            lines += _bullets(f"- **{cleared.candidate}**", cleared.evidence)
-        lines.append("")
-    return lines
-
-
-def render_markdown(state: InvestigationState) -> str:
-    r = InvestigationResult.model_validate(state.result)
-    m = r.metric
-    lines = [
-        f"# Investigation {state.session_id}: {r.status}",
-        "",
-        f"Symptom: `{state.symptom.text}` — metric `{m.name}` ({m.unit}): "
-        f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
-        f"{fmt(m.after_fix)}. {r.launches} launches.",
-        "",
-        *_verdict_lines(r),
-    ]
-    lines += ["## Configurations measured", "", "| config | launches | mean |", "|---|---|---|"]
-    for config in state.configs.values():
-        if config.values:
-            lines.append(f"| {config.label} | {len(config.values)} | {config.mean:.3g} |")
-    if r.unresolved:
-        lines += ["", "## Launches that measured nothing (unresolved)", ""]
-        lines += [
-            f"- {u.config}: {u.stage}: {u.error}"
-            + (f" (log: {u.log})" if u.log and u.log not in u.error else "")
-            for u in r.unresolved
-        ]
-    if r.set_aside:
-        lines += ["", "## Launches set aside (disturbed: not counted)", ""]
-        lines += [f"- {s.config}, request {s.request}: {s.why}" for s in r.set_aside]
-    if state.claims:
-        lines += ["", "## The model's claims, judged by measurement", ""]
-        for claim in state.claims:
-            lines += _bullets(
-                f'- **{claim.candidate}** ({claim.weight:g}/10, "{claim.reason}"): {claim.status}',
-                claim.evidence,
-            )
-    if state.notes:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
-    return "\n".join(lines) + "\n"
 
 
 def write_narrative(state: InvestigationState, narrative: str) -> None:

@@ -8,6 +8,7 @@ import io
 import json
 from pathlib import Path
 
+from agent.report_markdown import culprit_place
 from agent.result import InvestigationResult
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
@@ -73,10 +74,11 @@ def _culprits(r: InvestigationResult) -> str:
     items = []
     for c in r.culprits:
         share = "-" if c.share is None else f"{c.share:.0%}"
-        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in c.evidence)
+        evidence = "".join(f"<li>{html.escape(e)}</li>" for e in culprit_place(c) + c.evidence)
+        diff = f"<pre>{html.escape(c.diff)}</pre>" if c.diff else ""
         items.append(
             f"<li><b>{html.escape(c.id)}</b> ({html.escape(c.kind)}, share "
-            f"{share}): {html.escape(c.summary)}<ul>{evidence}</ul></li>"
+            f"{share}): {html.escape(c.summary)}<ul>{evidence}</ul>{diff}</li>"
         )
     return "".join(items)
 

@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from agent.symptom import Symptom
+from tools.repo.commit_info import CommitInfo
 
 # agent.state's Status and Claim, repeated so that reading a result stays light (the session
 # list, replay); tests/agent/test_result.py keeps them in step
@@ -58,6 +59,11 @@ class Culprit(BaseModel):
     share: float | None  # the share of the gap it restores, in [0, 1]
     share_ci: list[float] | None = None  # its 95 % interval, [low, high]
     evidence: list[str]
+    line: int | None = None  # a hunk's first line in the bad file
+    diff: str | None = None  # a hunk as git writes it: its `@@` line and body
+    commit: CommitInfo | None = None  # the commit after good that brought most of its lines
+    commits: list[CommitInfo] = []  # every such commit, most lines first (a range's diff
+    # joins them)
 
 
 class DroppedResult(BaseModel):

@@ -64,12 +64,13 @@ def test_an_older_result_without_set_aside_or_llm_still_reads() -> None:
     old = json.loads(text)
     assert "set_aside" not in old and "llm" not in old
     dumped = InvestigationResult.model_validate_json(text).model_dump()
-    culprits = [{k: v for k, v in c.items() if k != "share_ci"} for c in dumped["culprits"]]
+    later = ("share_ci", "line", "diff", "commit", "commits")  # culprit keys added since
+    culprits = [{k: v for k, v in c.items() if k not in later} for c in dumped["culprits"]]
     assert {k: v for k, v in {**dumped, "culprits": culprits}.items() if k in old} == old
     added = ["unexplained_ci", "undecided", "set_aside", "unresolved", "llm"]
     assert [k for k in dumped if k not in old] == added  # keys only added
     assert dumped["set_aside"] == dumped["unresolved"] == [] and dumped["llm"] is None
-    assert all(c["share_ci"] is None for c in dumped["culprits"])
+    assert all(c["share_ci"] is c["commit"] is None for c in dumped["culprits"])
 
 
 def test_the_llm_part_keeps_the_engines_key_order_and_its_narrative() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import git
 import pytest
 
 from tests.conftest import run_cli
@@ -38,7 +39,9 @@ def test_the_hunk_the_fix_reverts_is_confirmed(
     case: str, release_cache: Path, tmp_path: Path
 ) -> None:
     regression = REGRESSIONS[case]
-    repo = build_target(case, tmp_path, release_cache)
+    # a release range: both releases committed, the working tree the slow one as is
+    releases = (regression.good, regression.slow, regression.slow)
+    repo = build_target(case, tmp_path, release_cache, releases)
     good = f"v{regression.good}"
     expected = _hunks_adding(repo, good, regression.culprits)
     done = run_cli(
@@ -56,3 +59,10 @@ def test_the_hunk_the_fix_reverts_is_confirmed(
     assert result["status"] == "confirmed", result["notes"]
     named = {c["id"] for c in result["culprits"]}
     assert (named == expected) if regression.exact else (expected <= named), result["culprits"]
+    # what a maintainer acts on: the commit that brought each culprit, and its diff
+    report = (Path(result["session_dir"]) / "report.md").read_text()
+    subject = git.Repo(repo).head.commit.summary
+    for culprit in (c for c in result["culprits"] if c["id"] in expected):
+        assert culprit["commit"]["subject"] == subject and culprit["diff"].startswith("@@ ")
+        assert culprit["diff"] in report.replace("\n  ", "\n")
+    assert f'"{subject}"' in report

@@ -1,0 +1,149 @@
+"""report.md: the verdict first (culprits with their commit, place and diff; what was dropped
+and cleared), then every configuration measured with its verdict, then what measured nothing,
+what was set aside, the model's claims and the notes."""
+
+from __future__ import annotations
+
+from agent.levels import between
+from agent.result import Culprit, InvestigationResult
+from agent.state import InvestigationState
+from tools.repo.commit_info import CommitInfo
+
+
+def config_verdict(state: InvestigationState, key: str) -> str:
+    """A configuration against the references, in words (the references: themselves)."""
+    if key in (state.bad_key, state.good_key):
+        return "reference"
+    config = state.configs[key]
+    low, high = (
+        (state.bad_key, state.good_key)
+        if config.base == "bad"
+        else (
+            state.good_key,
+            state.bad_key,
+        )
+    )
+    result = between(state, key, low, high)
+    bad_base = config.base == "bad"
+    words = {
+        "restored": "restores the good value" if bad_base else "reproduces the regression",
+        "none": "keeps the regression" if bad_base else "stays at the good value",
+        "partial": "restores part of the gap" if bad_base else "reproduces part of it",
+        "unknown": "unclear",
+    }
+    return f"{words[result.verdict]} ({result.r:.0%})"
+
+
+def fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _bullets(head: str, evidence: list[str]) -> list[str]:
+    return [head] + [f"  - {e}" for e in evidence]
+
+
+def _interval(ci: list[float] | None) -> str:
+    return "" if ci is None else f" [95 %: {ci[0]:.0%} to {ci[1]:.0%}]"
+
+
+def _commit_line(commit: CommitInfo) -> str:
+    pr = f" (PR #{commit.pr})" if commit.pr else ""
+    return f'commit `{commit.sha[:12]}` "{commit.subject}"{pr}, {commit.author}, {commit.date}'
+
+
+def culprit_place(c: Culprit) -> list[str]:
+    """A culprit's commit(s) and place."""
+    lines = []
+    if c.commit is not None:
+        lines.append(_commit_line(c.commit))
+        lines += [f"also lines of {_commit_line(other)}" for other in c.commits[1:]]
+    elif c.kind == "hunk":
+        lines.append("not committed: a change of the working tree")
+    if c.line is not None:
+        lines.append(f"at `{c.file}:{c.line}`")
+    return lines
+
+
+def _verdict_lines(r: InvestigationResult) -> list[str]:
+    """Culprits, dead ends dropped without a launch, and candidates cleared by experiment."""
+    lines = []
+    if r.culprits:
+        lines += ["## Culprits", ""]
+        for c in r.culprits:
+            share = "-" if c.share is None else f"{c.share:.0%}" + _interval(c.share_ci)
+            lines += _bullets(
+                f"- **{c.id}** ({c.kind}, share {share}): {c.summary}",
+                culprit_place(c) + c.evidence,
+            )
+            if c.diff:
+                lines += ["", "  ```diff", *[f"  {row}" for row in c.diff.splitlines()], "  ```"]
+        if r.unexplained_share is not None:
+            lines += [
+                "",
+                f"Unexplained share of the gap: {r.unexplained_share:.0%}"
+                + _interval(r.unexplained_ci),
+            ]
+        lines.append("")
+    if r.undecided:
+        lines += [
+            f"Undecided (found with the culprits; neither shown needed nor not needed): "
+            f"{', '.join(r.undecided)}",
+            "",
+        ]
+    if r.dropped:
+        lines += ["## Dropped without a launch", ""]
+        for d in r.dropped:
+            lines += _bullets(f"- **{d.candidate}**: {d.reason}", d.evidence)
+        lines.append("")
+    if r.cleared:
+        lines += ["## Cleared by experiment", ""]
+        for cleared in r.cleared:
+            lines += _bullets(f"- **{cleared.candidate}**", cleared.evidence)
+        lines.append("")
+    return lines
+
+
+def render_markdown(state: InvestigationState) -> str:
+    r = InvestigationResult.model_validate(state.result)
+    m = r.metric
+    lines = [
+        f"# Investigation {state.session_id}: {r.status}",
+        "",
+        f"Symptom: `{state.symptom.text}` — metric `{m.name}` ({m.unit}): "
+        f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
+        f"{fmt(m.after_fix)}. {r.launches} launches.",
+        "",
+        *_verdict_lines(r),
+    ]
+    lines += [
+        "## Configurations measured",
+        "",
+        f"| config | launches | mean ({m.unit}) | verdict |",
+        "|---|---|---|---|",
+    ]
+    for config in state.configs.values():
+        if config.values:
+            lines.append(
+                f"| {config.label} | {len(config.values)} | {config.mean:.3g} "
+                f"| {config_verdict(state, config.key)} |"
+            )
+    if r.unresolved:
+        lines += ["", "## Launches that measured nothing (unresolved)", ""]
+        lines += [
+            f"- {u.config}: {u.stage}: {u.error}"
+            + (f" (log: {u.log})" if u.log and u.log not in u.error else "")
+            for u in r.unresolved
+        ]
+    if r.set_aside:
+        lines += ["", "## Launches set aside (disturbed: not counted)", ""]
+        lines += [f"- {s.config}, request {s.request}: {s.why}" for s in r.set_aside]
+    if state.claims:
+        lines += ["", "## The model's claims, judged by measurement", ""]
+        for claim in state.claims:
+            lines += _bullets(
+                f'- **{claim.candidate}** ({claim.weight:g}/10, "{claim.reason}"): {claim.status}',
+                claim.evidence,
+            )
+    if state.notes:
+        lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
+    return "\n".join(lines) + "\n"
