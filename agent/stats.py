@@ -34,6 +34,8 @@ SEARCH_ALPHA = 0.05
 EQUIVALENCE_ALPHA = 0.05  # one-sided, as in TOST: "no regression" is shown, not assumed
 MIN_NOISE_DF = 2
 MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
+RESTORED_FROM = 0.75  # r from which a state restores the good value (see the table above)
+NONE_UP_TO = 0.25  # r up to which it restores none of it; a partial share lies between
 Verdict = Literal["restored", "none", "partial", "unknown"]
 
 
@@ -116,11 +118,16 @@ def score(
     p_good = p_equal(x, len(values), g, len(good), noise)
     near_good, near_bad = (p_good, p_bad) if against == "bad" else (p_bad, p_good)
     verdict: Verdict = "unknown"
-    if near_bad <= alpha and r >= 0.75:
+    if near_bad <= alpha and r >= RESTORED_FROM:
         verdict = "restored"
-    elif near_good <= alpha and r <= 0.25:
+    elif near_good <= alpha and r <= NONE_UP_TO:
         verdict = "none"
-    elif near_bad <= alpha and near_good <= alpha and 0.25 < r < 0.75 and len(values) > 1:
+    elif (
+        near_bad <= alpha
+        and near_good <= alpha
+        and NONE_UP_TO < r < RESTORED_FROM
+        and len(values) > 1
+    ):
         verdict = "partial"  # one launch between the ends may be a disturbed one: a second decides
     return Score(r=r, p_vs_bad=p_bad, p_vs_good=p_good, verdict=verdict, launches=len(values))
 

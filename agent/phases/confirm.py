@@ -30,7 +30,7 @@ from agent.levels import (
 from agent.phases.search import names_used
 from agent.shares import restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
-from agent.stats import ALPHA, SEARCH_ALPHA, calibrate
+from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate
 
 MAX_ROUNDS = 3
 
@@ -168,6 +168,12 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         ):
             group = ", ".join(conf.groups[first])
             return _launch(state, key, f"confirm: is {group} needed? apply all the others to good")
+    if len(revert.values) == 1 and _remainder_significant(state, conf):
+        # completeness would search the other candidates on the strength of one launch (a
+        # disturbed one, maybe): a second decides, as for any partial share
+        return replicate(
+            state, conf.revert_key, f"confirm: a remainder after {{{names}}} on one launch"
+        )
     return None
 
 
@@ -176,16 +182,18 @@ UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be 
 
 def _needed(state: InvestigationState, without_key: str) -> bool | None:
     """Is a group of the set needed? True when the set without it falls significantly short of
-    the regression (however small its share: additive causes are all needed); False when the
-    share lost without it is shown small (its 95 % upper bound under UNNEEDED_SHARE of the
-    gap); None: undecided (the set without it does not run, or the data cannot tell a small
-    cause from none)."""
+    the regression (however small its share: additive causes are all needed; where it still
+    reproduces part of it, on two launches, as for any partial verdict); False when the share
+    lost without it is shown small (its 95 % upper bound under UNNEEDED_SHARE of the gap);
+    None: undecided (the set without it does not run, or the data cannot tell a small cause
+    from none)."""
     if unresolved(state.configs[without_key]) or not state.configs[without_key].values:
         return None
     result = between(state, without_key, state.good_key, state.bad_key)
     short_of_bad = result.p_vs_good  # against the high end: here, the bad reference
     if short_of_bad <= ALPHA and result.r < 1:
-        return True
+        partial = result.r > NONE_UP_TO  # one launch there may be a disturbed one
+        return True if not partial or len(state.configs[without_key].values) > 1 else None
     lost = restored_share(state, without_key)  # the share of the gap missing without it
     return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
 

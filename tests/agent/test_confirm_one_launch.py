@@ -1,0 +1,62 @@
+"""Confirmation never names a member, or sends the search on, on the strength of one launch
+that sits between the ends (a disturbed one, maybe): the numbers of a transformers-lab run in
+a full suite beside another test worker, which confirmed a decoy with a 1 % share."""
+
+from __future__ import annotations
+
+from agent.levels import ensure_config
+from agent.phases import confirm
+from agent.state import Finding, InvestigationState, Launch
+from tests.conftest import bare_state
+from tools.repo.candidates import Candidate
+
+
+def _measure(state: InvestigationState, ids: set[str], values: list[float]) -> str:
+    key = ensure_config(state, ids).key
+    for value in values:
+        state.next_request += 1
+        launch = Launch(value=value, samples=[value], log="", request=state.next_request)
+        state.configs[key].launches.append(launch)
+    return key
+
+
+def _state(found: list[str]) -> InvestigationState:
+    state = bare_state("per token 40ms")
+    state.candidates = [
+        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="")
+        for cid in ("utils", "decoy", "other")
+    ]
+    state.bad_key = _measure(state, {"utils", "decoy", "other"}, [35.3, 35.2])
+    state.good_key = _measure(state, set(), [10.4, 10.35])
+    state.findings = [Finding(ids=found, low_key=state.bad_key, high_key=state.good_key)]
+    confirm.start(state)
+    return state
+
+
+def test_a_member_is_not_needed_on_one_launch_that_reproduces_most_of_the_regression() -> None:
+    state = _state(["decoy", "utils"])
+    conf = state.confirmation
+    assert conf is not None
+    _measure(state, {"other"}, [10.8])  # bad - both: restores
+    _measure(state, {"utils", "decoy"}, [35.1])  # good + both: reproduces
+    without_decoy = _measure(state, {"utils"}, [32.1])  # one launch at 92 %
+    _measure(state, {"decoy"}, [12.0])  # without utils: nothing reproduced
+    assert confirm._needed(state, without_decoy) is None  # not yet: a second launch decides
+    planned = confirm.plan(state)
+    assert planned is not None and planned.key == without_decoy
+    _measure(state, {"utils"}, [35.3])
+    assert confirm._needed(state, without_decoy) is False
+    assert confirm._needed(state, conf.drop_keys["utils"]) is True  # 12 among 10.4: one will do
+
+
+def test_completeness_does_not_search_on_a_remainder_seen_on_one_launch() -> None:
+    state = _state(["utils"])
+    conf = state.confirmation
+    assert conf is not None
+    _measure(state, {"decoy", "other"}, [11.0])  # bad - utils: 96 %, a remainder on one launch
+    _measure(state, {"utils"}, [35.2, 35.25])  # good + utils: reproduces
+    planned = confirm.plan(state)
+    assert planned is not None and planned.key == conf.revert_key
+    assert "remainder" in planned.why
+    _measure(state, {"decoy", "other"}, [10.45])
+    assert confirm.plan(state) is None
