@@ -27,10 +27,17 @@ def test_two_ranks_allreduce_culprit_confirmed_nccl_env_cleared(tmp_path: Path) 
     # the compute): the engine's own statistics decide; the fix must land near good, not bad
     metric = result["metric"]
     assert abs(metric["after_fix"] - metric["good"]) < abs(metric["after_fix"] - metric["bad"])
-    dropped = {d["file"]: " ".join(d["evidence"]) for d in result["dropped"]}
-    assert "was not imported by any of the" in dropped["tpserve/attention/flash.py"]
-    assert "attention_backend='sdpa'" in dropped["tpserve/attention/flash.py"]
+    # flash.py is dropped before any launch, on the import trace; where real timing noise made
+    # the revert look partial, the search for the rest took pruned candidates back and cleared
+    # it by experiment instead (the result lists it there): the drop's evidence is in the
+    # transcript either way
     cleared = {diff[c["candidate"]]["file"]: " ".join(c["evidence"]) for c in result["cleared"]}
+    dropped = {d["file"]: " ".join(d["evidence"]) for d in result["dropped"]}
+    assert "tpserve/attention/flash.py" in dropped.keys() | cleared.keys()
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    drop = next(line for line in transcript.splitlines() if "dropped flash-" in line)
+    assert "tpserve/attention/flash.py was not imported by any of the" in drop
+    assert "attention_backend='sdpa'" in drop
     for nccl in ("sitecustomize.py", "tpserve/launch.py"):
         assert "NCCL_PROTO=LL: reached 2/2 scheduler processes" in cleared[nccl]
         assert "NCCL_ALGO=Ring: reached 2/2 scheduler processes" in cleared[nccl]
