@@ -109,7 +109,7 @@ def commits_of(repo: git.Repo, good_sha: str, c: Candidate) -> list[CommitInfo]:
             found += _added_by(repo, c.file, added)
         if removed:
             found += _removed_by(repo, good_sha, c.file, removed)
-    except (git.GitCommandError, ValueError):  # a file git does not track, a shallow history
+    except (git.GitCommandError, ValueError, OSError):  # an untracked file, a shallow history
         return []
     infos = []
     for sha, lines in found.most_common():
