@@ -1,6 +1,6 @@
 """Benchmark: the work before the first launch on a long commit range.
 
-    .venv/bin/python scripts/bench_range.py [--commits 500] [--modules 100] [--seed 1]
+    python tests/bench_range.py [--commits 500] [--modules 100] [--seed 1]
 
 Builds a synthetic package (MODULES modules of 40 functions each) and a history of COMMITS
 commits after the tag `good`, each editing one to three functions in one to three modules,
