@@ -89,6 +89,20 @@ def p_equal(a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise) ->
     return float(2 * stats.t.sf(abs(a_level - b_level) / se, noise.df))
 
 
+def p_contrast(pairs: list[tuple[list[float], list[float]]], noise: Noise) -> tuple[float, float]:
+    """(mean log difference, two-sided p) of `with - without` over pairs of configurations that
+    differ by one change, each pair in its own context: one t-test of the average effect, so
+    that two contexts of one change weigh as one verdict with the launches of both."""
+    from scipy import stats
+
+    effect = statistics.fmean(level(a) - level(b) for a, b in pairs)
+    if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
+        return effect, 1.0
+    spread = sum(1 / len(a) + 1 / len(b) for a, b in pairs)
+    se = noise.sigma * math.sqrt(spread) / len(pairs)
+    return effect, float(2 * stats.t.sf(abs(effect) / se, noise.df))
+
+
 class Score(BaseModel):
     r: float  # fraction of the gap restored (or reproduced, for states built from good)
     p_vs_bad: float

@@ -30,7 +30,7 @@ from agent.levels import (
 from agent.phases.search import names_used
 from agent.shares import restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
-from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate
+from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
 MAX_ROUNDS = 3
 
@@ -161,13 +161,25 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
         return request(state, key, f"confirm: replicate {state.configs[key].label}")
     for first, key in conf.drop_keys.items():
-        config = state.configs[key]
-        if not unresolved(config) and (
-            not config.values
-            or (_needed(state, key) is None and len(config.values) < MAX_LAUNCHES_PER_CONFIG)
-        ):
-            group = ", ".join(conf.groups[first])
+        without, group = state.configs[key], ", ".join(conf.groups[first])
+        if unresolved(without):
+            continue
+        if not without.values:
             return _launch(state, key, f"confirm: is {group} needed? apply all the others to good")
+        if _needed(state, conf, first) is not None:
+            continue
+        # still undecided: its effect in the bad state's context too (the two contexts are
+        # judged as one contrast), each measured as often as the other, up to the cap
+        context = state.configs[_context_key(state, conf, first)]
+        more = [
+            c
+            for c in (without, context)
+            if not unresolved(c) and len(c.values) < MAX_LAUNCHES_PER_CONFIG
+        ]
+        if more:
+            pick = min(more, key=lambda c: len(c.values))
+            where = "apply all the others to good" if pick is without else "revert the others"
+            return _launch(state, pick.key, f"confirm: is {group} needed? {where}")
     if len(revert.values) == 1 and _remainder_significant(state, conf):
         # completeness would search the other candidates on the strength of one launch (a
         # disturbed one, maybe): a second decides, as for any partial share
@@ -180,20 +192,38 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
 
 
-def _needed(state: InvestigationState, without_key: str) -> bool | None:
+def _context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
+    """The bad state with the rest of the set reverted: the group, alone of the set, in the
+    bad state's context (against the revert of the whole set, it differs by the group only)."""
+    rest = set(conf.culprits) - set(conf.groups[first])
+    return ensure_config(state, all_ids(state) - rest).key
+
+
+def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool | None:
     """Is a group of the set needed? True when the set without it falls significantly short of
     the regression (however small its share: additive causes are all needed; where it still
-    reproduces part of it, on two launches, as for any partial verdict); False when the share
-    lost without it is shown small (its 95 % upper bound under UNNEEDED_SHARE of the gap);
-    None: undecided (the set without it does not run, or the data cannot tell a small cause
-    from none)."""
-    if unresolved(state.configs[without_key]) or not state.configs[without_key].values:
+    reproduces part of it, on two launches, as for any partial verdict); once the group was
+    also measured in the bad state's context, by one contrast over both contexts (with it
+    against without it, on good and on bad). False when the share lost without it is shown
+    small (its 95 % upper bound under UNNEEDED_SHARE of the gap); None: undecided (the set
+    without it does not run, or the data cannot tell a small cause from none)."""
+    without_key = conf.drop_keys[first]
+    without = state.configs[without_key]
+    if unresolved(without) or not without.values:
         return None
-    result = between(state, without_key, state.good_key, state.bad_key)
-    short_of_bad = result.p_vs_good  # against the high end: here, the bad reference
-    if short_of_bad <= ALPHA and result.r < 1:
-        partial = result.r > NONE_UP_TO  # one launch there may be a disturbed one
-        return True if not partial or len(state.configs[without_key].values) > 1 else None
+    context = state.configs[_context_key(state, conf, first)]
+    revert = state.configs[conf.revert_key]
+    if context.values and revert.values and not unresolved(context):
+        holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
+        pairs = [(holding, without.values), (context.values, revert.values)]
+        effect, p = p_contrast(pairs, noise(state))
+        if p <= ALPHA and (effect > 0) == (state.worse == "higher"):
+            return True
+    else:
+        result = between(state, without_key, state.good_key, state.bad_key)
+        if result.p_vs_good <= ALPHA and result.r < 1:  # short of the bad end
+            partial = result.r > NONE_UP_TO  # one launch there may be a disturbed one
+            return True if not partial or len(without.values) > 1 else None
     lost = restored_share(state, without_key)  # the share of the gap missing without it
     return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
 
@@ -287,7 +317,7 @@ def _short(state: InvestigationState, conf: Confirmation, one_way: bool) -> Outc
 
 def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -> Outcome:
     """Reverting restores and applying reproduces: each member needed, and nothing left?"""
-    needed = {first: _needed(state, key) for first, key in conf.drop_keys.items()}
+    needed = {first: _needed(state, conf, first) for first in conf.drop_keys}
     unneeded = [m for first, need in needed.items() if need is False for m in conf.groups[first]]
     if unneeded:
         for finding in state.findings:

@@ -41,12 +41,11 @@ def test_a_member_is_not_needed_on_one_launch_that_reproduces_most_of_the_regres
     _measure(state, {"utils", "decoy"}, [35.1])  # good + both: reproduces
     without_decoy = _measure(state, {"utils"}, [32.1])  # one launch at 92 %
     _measure(state, {"decoy"}, [12.0])  # without utils: nothing reproduced
-    assert confirm._needed(state, without_decoy) is None  # not yet: a second launch decides
-    planned = confirm.plan(state)
-    assert planned is not None and planned.key == without_decoy
+    assert confirm._needed(state, conf, "decoy") is None  # not yet: a second launch decides
     _measure(state, {"utils"}, [35.3])
-    assert confirm._needed(state, without_decoy) is False
-    assert confirm._needed(state, conf.drop_keys["utils"]) is True  # 12 among 10.4: one will do
+    assert confirm._needed(state, conf, "decoy") is False
+    assert confirm._needed(state, conf, "utils") is True  # 12 among 10.4: one launch will do
+    assert without_decoy == conf.drop_keys["decoy"]
 
 
 def test_completeness_does_not_search_on_a_remainder_seen_on_one_launch() -> None:
@@ -60,3 +59,37 @@ def test_completeness_does_not_search_on_a_remainder_seen_on_one_launch() -> Non
     assert "remainder" in planned.why
     _measure(state, {"decoy", "other"}, [10.45])
     assert confirm.plan(state) is None
+
+
+def test_an_undecided_member_is_measured_in_the_bad_context_and_judged_on_both() -> None:
+    """A lab scenario at 15 % noise (two additive causes): without the smaller one the set
+    still reproduces 80-98 % on good, too close to tell; in the bad state's context the same
+    member alone of the set keeps a clear share. One contrast over both contexts decides."""
+    state = _state(["decoy", "utils"])  # here both are causes: "decoy" the smaller one
+    conf = state.confirmation
+    assert conf is not None
+    state.configs[state.bad_key].launches.clear()
+    _measure(state, {"utils", "decoy", "other"}, [28.0, 27.3, 28.6, 26.8, 28.1])
+    state.configs[state.good_key].launches.clear()
+    _measure(state, set(), [17.5, 16.7, 20.4, 18.1])
+    _measure(state, {"other"}, [16.3, 17.6])  # bad - both: restores
+    _measure(state, {"utils", "decoy"}, [28.3, 27.0])  # good + both: reproduces
+    _measure(state, {"decoy"}, [24.1, 23.0])  # without utils: short, clearly
+    _measure(state, {"utils"}, [26.2, 28.8, 21.7, 23.2])  # without the smaller one: unclear
+    assert confirm._needed(state, conf, "decoy") is None
+    planned = confirm.plan(state)
+    context = confirm._context_key(state, conf, "decoy")  # bad - utils
+    assert planned is not None and planned.key == context and "revert the others" in planned.why
+    _measure(state, {"decoy", "other"}, [21.7, 22.4])  # the smaller cause alone: a clear share
+    assert confirm._needed(state, conf, "decoy") is True
+
+
+def test_a_decoy_measured_in_both_contexts_is_not_needed() -> None:
+    state = _state(["decoy", "utils"])
+    conf = state.confirmation
+    assert conf is not None
+    _measure(state, {"other"}, [10.5, 10.3])  # bad - both
+    _measure(state, {"utils", "decoy"}, [35.1, 35.4])  # good + both
+    _measure(state, {"utils"}, [35.0, 35.6])  # without the decoy: all of it
+    _measure(state, {"decoy", "other"}, [10.4, 10.5])  # the decoy alone in bad: nothing
+    assert confirm._needed(state, conf, "decoy") is False
