@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import git
+
 from agent.report_markdown import render_markdown
 from agent.result import (
     ClearedResult,
@@ -27,8 +29,6 @@ from tools.repo.commit_of import commits_of
 from tools.secrets import mask, mask_files, mask_text
 
 if TYPE_CHECKING:
-    import git
-
     from agent.graph import Context
 
 

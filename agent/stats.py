@@ -81,27 +81,26 @@ def pooled_noise(groups: list[list[float]]) -> Noise:
 
 def p_equal(a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise) -> float:
     """Two-sided p of a pooled t-test that two configurations share one level (log means)."""
-    return _p_two_sided(a_level - b_level, 1 / n_a + 1 / n_b, noise)
-
-
-def _p_two_sided(difference: float, spread: float, noise: Noise) -> float:
-    """p of a pooled t-test of a log difference whose variance is spread * sigma^2 (1.0
-    until the noise is measured)."""
     from scipy import stats
 
     if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
         return 1.0
-    se = noise.sigma * math.sqrt(spread)
-    return float(2 * stats.t.sf(abs(difference) / se, noise.df))
+    se = noise.sigma * math.sqrt(1 / n_a + 1 / n_b)
+    return float(2 * stats.t.sf(abs(a_level - b_level) / se, noise.df))
 
 
 def p_contrast(pairs: list[tuple[list[float], list[float]]], noise: Noise) -> tuple[float, float]:
     """(mean log difference, two-sided p) of `with - without` over pairs of configurations that
     differ by one change, each pair in its own context: one t-test of the average effect, so
     that two contexts of one change weigh as one verdict with the launches of both."""
+    from scipy import stats
+
     effect = statistics.fmean(level(a) - level(b) for a, b in pairs)
-    spread = sum(1 / len(a) + 1 / len(b) for a, b in pairs) / len(pairs) ** 2
-    return effect, _p_two_sided(effect, spread, noise)
+    if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
+        return effect, 1.0
+    spread = sum(1 / len(a) + 1 / len(b) for a, b in pairs)
+    se = noise.sigma * math.sqrt(spread) / len(pairs)
+    return effect, float(2 * stats.t.sf(abs(effect) / se, noise.df))
 
 
 class Score(BaseModel):

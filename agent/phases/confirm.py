@@ -29,7 +29,7 @@ from agent.levels import (
 )
 from agent.phases.search import names_used
 from agent.shares import restored_share
-from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task, config_key
+from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
 MAX_ROUNDS = 3
@@ -192,14 +192,11 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
 
 
-def _context_held(state: InvestigationState, conf: Confirmation, first: str) -> set[str]:
+def _context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
     """The bad state with the rest of the set reverted: the group, alone of the set, in the
     bad state's context (against the revert of the whole set, it differs by the group only)."""
-    return all_ids(state) - (set(conf.culprits) - set(conf.groups[first]))
-
-
-def _context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
-    return ensure_config(state, _context_held(state, conf, first)).key
+    rest = set(conf.culprits) - set(conf.groups[first])
+    return ensure_config(state, all_ids(state) - rest).key
 
 
 def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool | None:
@@ -214,9 +211,9 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
     without = state.configs[without_key]
     if unresolved(without) or not without.values:
         return None
-    context = state.configs.get(config_key(_context_held(state, conf, first)))  # judged only
+    context = state.configs[_context_key(state, conf, first)]
     revert = state.configs[conf.revert_key]
-    if context is not None and context.values and revert.values and not unresolved(context):
+    if context.values and revert.values and not unresolved(context):
         holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
         pairs = [(holding, without.values), (context.values, revert.values)]
         effect, p = p_contrast(pairs, noise(state))
