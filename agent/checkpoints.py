@@ -38,6 +38,8 @@ STATE_TYPES = [
     ("agent.relevance", "Relevance"),
     ("agent.symptom", "Symptom"),
     ("tools.repo.candidates", "Candidate"),
+    ("tools.repo.commit_groups", "CommitGroups"),
+    ("tools.repo.commit_groups", "RangeCommit"),
     ("tools.proc.import_trace", "ImportTrace"),
     ("tools.proc.worker_env", "WorkerEnv"),
     ("tools.proc.worker_env", "ProcessEnv"),

@@ -29,7 +29,8 @@ def lab_create(
     kind: Annotated[
         str,
         typer.Argument(
-            help="seed | random | transformers (a copy of the "
+            help="seed | random | range (a history of commits after a good tag) | "
+            "transformers (a copy of the "
             "installed transformers) | tp (2 ranks; torch); with --scenario it may be left "
             "out (random)"
         ),
@@ -37,7 +38,10 @@ def lab_create(
     directory: Annotated[
         Path | None, typer.Argument(help="A new or empty folder.", show_default=False)
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Scenario seed (random labs).")] = None,
+    seed: Annotated[int | None, typer.Option(help="Scenario seed (random and range labs).")] = None,
+    commits: Annotated[
+        int | None, typer.Option(help="Range labs: commits after the good tag (default 30).")
+    ] = None,
     noise: Annotated[
         float | None,
         typer.Option(
@@ -63,11 +67,15 @@ def lab_create(
         if scenario is None and flaky_start is None:
             raise ToolError("'lab create' needs KIND DIR (or --scenario NAME DIR)")
         kind, directory = "random", Path(kind)
-    info = create_lab(kind, directory, seed=seed, noise=noise, shape=scenario, flaky=flaky_start)
-    typer.echo(
-        f"created {info.kind} lab in {info.path}: {info.changes} uncommitted change(s); "
-        f"config {info.config}"
+    info = create_lab(
+        kind, directory, seed=seed, noise=noise, shape=scenario, flaky=flaky_start, commits=commits
     )
+    what = (
+        f"{commits or 30} commits after the good tag"
+        if info.kind == "range"
+        else f"{info.changes} uncommitted change(s)"
+    )
+    typer.echo(f"created {info.kind} lab in {info.path}: {what}; config {info.config}")
 
 
 @lab_app.command("serve")
@@ -106,6 +114,14 @@ def lab_bench(
         typer.Option(help="Coefficient of variation of each forward's time (default 0.02)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ranges: Annotated[
+        bool,
+        typer.Option(
+            "--ranges",
+            help="Range labs (30 commits after a good tag): scored on the commit and the hunk, "
+            "beside git bisect over the commits plus ddmin inside the culprit commit.",
+        ),
+    ] = False,
 ) -> None:
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
     import json
@@ -120,10 +136,13 @@ def lab_bench(
     def progress(s) -> None:
         console.print(
             f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
-            f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches})"
+            f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches}"
+            + (f", commit bisect + ddmin inside {s.range_baseline})" if ranges else ")")
         )
 
-    scores, summary = run_bench(scenarios, seed, noise, on_score=None if as_json else progress)
+    scores, summary = run_bench(
+        scenarios, seed, noise, on_score=None if as_json else progress, ranges=ranges
+    )
     if as_json:
         typer.echo(
             json.dumps(

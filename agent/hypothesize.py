@@ -20,6 +20,7 @@ from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import Candidate
+from tools.repo.commit_groups import commit_groups
 
 
 def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
@@ -85,6 +86,8 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     transcript."""
     verdicts, state.links = _verdicts(state, repo)
     said = [link_sentence(link) for link in state.links]
+    state.commits = commit_groups(repo, state.good_sha, state.candidates)
+    said += _range_sentence(state)
     rescued = kept_by_links(verdicts, state.links)
     for c in state.candidates:
         p = prior(c, state.metric, state.facts.server_args if state.facts else None)
@@ -105,6 +108,20 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
         state.hypotheses[c.id] = hypothesis
         said += _arrival(state, c)
     return said
+
+
+def _range_sentence(state: InvestigationState) -> list[str]:
+    groups = state.commits
+    if not groups.commits:
+        return []
+    uncommitted = groups.uncommitted in groups.of.values()
+    return [
+        f"good..HEAD holds {len(groups.commits)} first-parent commits"
+        + (" and uncommitted changes" if uncommitted else "")
+        + ": the search reverts whole commits first, latest first (git bisect's probes, "
+        "weighted by the hunks' priors), then the hunks inside the culprit commit with the "
+        "rest of the range applied"
+    ]
 
 
 SHOWN_EACH = 10  # past this many, the terminal summarises (the transcript keeps each one)

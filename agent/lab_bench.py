@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
-from tools.lab.truth import Truth, TruthEntry, load_truth
+from tools.lab.truth import RangeTruth, Truth, TruthEntry, load_truth
 from tools.repo.candidates import list_candidates
 
 
@@ -30,6 +30,9 @@ class ScenarioScore(BaseModel):
     launches: int
     bisect_launches: int
     ddmin_launches: int
+    # range labs: noise-free git bisect over the commits (skipping those that do not start)
+    # plus ddmin inside each culprit commit
+    range_baseline: int | None = None
 
 
 def _entry_keys(entries: list[TruthEntry]) -> set[str]:
@@ -105,25 +108,73 @@ def ddmin_launches(n: int, culprits: set[int], together: bool) -> int:
     return len(seen) + 2
 
 
-def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
+def _commits_right(result: dict, by_id: dict, want: dict[str, str]) -> bool:
+    """Every named culprit hunk is attributed to the commit that brought it."""
+    for c in result.get("culprits") or []:
+        cand = by_id[c["id"]]
+        sha = (c.get("commit") or {}).get("sha")
+        if f"{cand.file} {cand.header}" in want and sha != want[f"{cand.file} {cand.header}"]:
+            return False
+    return True
+
+
+def _bisect_probes(commits: int, first_bad: int, broken: set[int], low: int = 0) -> int:
+    """Launches of a noise-free `git bisect` between `low` (good) and `commits` (bad) whose
+    first bad commit is `first_bad`; a probe on a commit that does not start is a launch and a
+    `skip` (the next probe is the nearest untried commit to the middle)."""
+    launches, tried = 0, set()
+    while commits - low > 1:
+        middle = (low + commits) // 2
+        order = sorted(range(low + 1, commits), key=lambda k: (abs(k - middle), k))
+        for k in (k for k in order if k not in tried):
+            tried.add(k)
+            launches += 1
+            if k not in broken:
+                low, commits = (low, k) if k >= first_bad else (k, commits)
+                break
+        else:
+            break  # only commits that do not start are left: bisect cannot narrow further
+    return launches
+
+
+def range_baseline(truth: RangeTruth) -> int:
+    """Noise-free git bisect to each culprit commit (the second from the first one on), plus
+    Zeller's ddmin over each culprit commit's own hunks; the two ends counted once."""
+    broken, launches, low = set(truth.broken_positions), 2, 0
+    for position in sorted(truth.culprit_positions):
+        launches += _bisect_probes(truth.commits, position, broken, low)
+        hunks = truth.hunks_in.get(position, 1)
+        culprits = set(truth.culprit_hunks_in.get(position, []))
+        launches += ddmin_launches(hunks, culprits, truth.together) - 2
+        low = position
+    return launches
+
+
+def score_scenario(
+    seed: int, noise: float | None, work: Path, ranges: bool = False
+) -> ScenarioScore:
     lab = work / f"lab-{seed}"
-    create_lab("random", lab, seed=seed, noise=noise)
+    create_lab("range" if ranges else "random", lab, seed=seed, noise=noise)
     truth = load_truth(lab)
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
     with Session.start(
-        lab, "verify 29ms", work / "sessions", lab="random", max_launches=40
+        lab, "verify 29ms", work / "sessions", lab="range" if ranges else "random", max_launches=40
     ) as session:
         result = session.run_to_end()
     named, wanted = _named_keys(result, by_id), _entry_keys(truth.culprits)
     order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
     positions = {i for i, key in enumerate(order) if key in wanted}
     together = truth.scenario in ("random:pair", "random:helper-pair")  # slow only together
+    verdict = outcome(result["status"], named, truth, _named_keys(result, by_id, "undecided"))
+    if truth.range and verdict == "correct":
+        right = _commits_right(result, by_id, truth.range.culprit_commits)
+        verdict = "correct" if right else "wrong"
     return ScenarioScore(
         seed=seed,
         scenario=truth.scenario + ("+flaky-start" if truth.start_failure_rate else ""),
         candidates=len(cands.candidates),
-        outcome=outcome(result["status"], named, truth, _named_keys(result, by_id, "undecided")),
+        outcome=verdict,
         status=result["status"],
         named=sorted(named),
         truth=sorted(wanted),
@@ -132,16 +183,17 @@ def score_scenario(seed: int, noise: float | None, work: Path) -> ScenarioScore:
         launches=result["launches"],
         bisect_launches=bisect_launches(len(cands.candidates)),
         ddmin_launches=ddmin_launches(len(cands.candidates), positions, together),
+        range_baseline=range_baseline(truth.range) if truth.range else None,
     )
 
 
 def run_bench(
-    scenarios: int, seed: int, noise: float | None, on_score=None
+    scenarios: int, seed: int, noise: float | None, on_score=None, ranges: bool = False
 ) -> tuple[list[ScenarioScore], dict]:
     scores = []
     with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp:
         for i in range(scenarios):
-            score = score_scenario(seed + i, noise, Path(tmp))
+            score = score_scenario(seed + i, noise, Path(tmp), ranges)
             scores.append(score)
             if on_score:
                 on_score(score)
@@ -153,4 +205,6 @@ def run_bench(
         "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
         "median_ddmin_launches": statistics.median(s.ddmin_launches for s in scores),
     }
+    if ranges:
+        summary["median_range_baseline"] = statistics.median(s.range_baseline or 0 for s in scores)
     return scores, summary

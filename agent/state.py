@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from agent.relevance import Facts, Relevance
 from agent.symptom import Symptom
 from tools.repo.candidates import Candidate
+from tools.repo.commit_groups import CommitGroups
 
 Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
 Status = Literal[
@@ -103,6 +104,7 @@ class Task(BaseModel):
     first_key: str | None = None
     interference_checked: bool = False  # measure the second half too (no elimination)
     first_unresolved: bool = False  # the first half could not be judged (failed or unclear)
+    by_commit: bool = False  # the first half is the later commits: a bisect probe
 
 
 class PlannedLaunch(BaseModel):
@@ -158,6 +160,7 @@ class InvestigationState(BaseModel):
     hypotheses: dict[str, Hypothesis] = Field(default_factory=dict)
     dropped: list[Relevance] = Field(default_factory=list)
     links: list[Link] = Field(default_factory=list)  # candidates that move together
+    commits: CommitGroups = Field(default_factory=CommitGroups)  # the range's first level
     configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""

@@ -24,6 +24,7 @@ from agent.levels import (
     request,
     unresolved,
 )
+from agent.phases.commit_split import commit_split, describe, later_first, spans_commits
 from agent.phases.launches import drift_check
 from agent.state import Finding, InvestigationState, PlannedLaunch, Task
 from agent.stats import SEARCH_ALPHA
@@ -94,13 +95,18 @@ def linked(state: InvestigationState, ids: list[str]) -> bool:
 
 
 def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]]:
-    """Two halves by prior mass; never splitting what must move together (links, names)."""
+    """Two halves by prior mass: a dominant candidate alone; else, over several commits, the
+    later commits and the earlier ones; else never splitting what must move together (links,
+    names) and keeping files whole where it can."""
     ranked = sorted(ids, key=lambda i: (-_weight(state, i), i))
     total = sum(_weight(state, i) for i in ranked)
     hard = _components(state, ranked, by_file=False)
     top = next(group for group in hard if ranked[0] in group)
     if _weight(state, ranked[0]) >= DOMINANT * total and len(top) < len(ranked):
         return top, [i for i in ranked if i not in top]
+    by_commit = commit_split(state, ranked, {i: _weight(state, i) for i in ranked})
+    if by_commit is not None:
+        return by_commit
     for groups in (units(state, ranked), hard, [[cid] for cid in ranked]):
         groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
         first: list[str] = []
@@ -173,7 +179,8 @@ def _narrow(state: InvestigationState, chooser: Chooser | None = None) -> Planne
         ):
             half = task.first if task.stage == "first" else task.second
             verb = "revert" if task.kind == "locate" else "apply"
-            why = f"search: {verb} {{{', '.join(half)}}} ({config.label})"
+            commits = f"{describe(state, half)}: " if spans_commits(state, task.ids) else ""
+            why = f"search: {verb} {commits}{{{', '.join(half)}}} ({config.label})"
             return (
                 replicate(state, key or "", why)
                 if config.values
@@ -194,6 +201,7 @@ def _start(state: InvestigationState, task: Task, chooser: Chooser | None) -> No
         if pick == 2:
             task.first, task.second = task.second, task.first
     task.first_key = _changed(state, task, task.first)
+    task.by_commit = task.kind == "locate" and later_first(state, task.first, task.second)
     task.stage = "first"
 
 
@@ -245,8 +253,9 @@ def judge(state: InvestigationState, task: Task, key: str) -> None:
         new = [sub(rest, low, high, checked=True)]  # by elimination: the half that cannot run
     elif task.stage == "first" and not task.interference_checked:
         # nothing in the first half: the other half, by elimination (if the halves
-        # interfere instead, confirmation finds out and the search runs again, checked)
-        new = [sub(rest, low, high)]
+        # interfere instead, confirmation finds out and the search runs again, checked);
+        # past a bisect probe, from the probe's tree, as git bisect goes on from it
+        new = [sub(rest, key if task.by_commit else low, high)]
     elif task.stage == "first":
         task.stage = "second"
         new = [task]

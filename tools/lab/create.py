@@ -13,7 +13,7 @@ from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, hunk_truth, prepare_dir
 from tools.lab.truth import Truth, save_truth, truth_path
 
-KINDS = ("seed", "random", "transformers", "tp")
+KINDS = ("seed", "random", "range", "transformers", "tp")
 # temporary folders that hold a lab built for one run (investigate, replay --rerun)
 TEMP_PREFIXES = ("debug-agent-seed-lab-", "debug-agent-rerun-")
 
@@ -33,6 +33,7 @@ def create_lab(
     noise: float | None = None,
     shape: str | None = None,
     flaky: bool | None = None,
+    commits: int | None = None,
 ) -> LabInfo:
     """Build a lab of `kind` in `dest`; a random lab of a forced `shape` (and flakiness) where
     asked, with seed 1 unless one is given."""
@@ -46,8 +47,10 @@ def create_lab(
         raise LabError(f"unknown scenario shape {shape!r}; choose one of: {', '.join(SHAPES)}")
     if shape is not None and seed is None:
         seed = 1
-    if kind == "random" and seed is None:
-        raise LabError("'lab create random' needs --seed N")
+    if kind in ("random", "range") and seed is None:
+        raise LabError(f"'lab create {kind}' needs --seed N")
+    if commits is not None and (kind != "range" or not 2 <= commits <= 500):
+        raise LabError("--commits is for range labs, from 2 to 500")
     prepare_dir(dest)
     if kind == "seed":
         culprits, decoys = hunk_truth(build_repo(dest, SEED_CHANGES), SEED_CHANGES)
@@ -62,6 +65,10 @@ def create_lab(
             expected=SEED_EXPECTED,
         )
         n_changes = len(SEED_CHANGES)
+    elif kind == "range":
+        from tools.lab.range_lab import DEFAULT_COMMITS, build_range
+
+        truth, config, n_changes = build_range(dest, seed or 0, noise, commits or DEFAULT_COMMITS)
     elif kind == "tp":
         from tools.lab.tp_lab import build_tp_lab
 

@@ -21,6 +21,7 @@ def write_target_config(
     launch_env: dict[str, str],
     baseline_env: dict[str, str] | None = None,
     symptom: str | None = "verify 29ms",
+    good: str = "HEAD",
 ) -> Path:
     baseline = ""
     if baseline_env is not None:
@@ -34,7 +35,7 @@ def write_target_config(
 
 [target]
 repo = "."      # the git repository under investigation
-good = "HEAD"   # known-good reference; the bad state is the working tree
+good = "{good}"   # known-good reference; the bad state is the working tree
 
 [launch]
 # SGLang's own command line; {{port}} is picked free for each launch, {{python}} is this Python

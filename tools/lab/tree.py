@@ -19,7 +19,7 @@ LAB_ACTOR = git.Actor("debug-agent lab", "lab@debug-agent.invalid")
 LAB_DATE = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
 
 
-def _copy_template(dest: Path, template: Path) -> None:
+def copy_template(dest: Path, template: Path) -> None:
     for src in sorted(template.rglob("*.py")):
         if "__pycache__" in src.parts:
             continue
@@ -53,7 +53,7 @@ def build_repo(
     message: str = "sglang 0.5.23 (lab): known-good state",
 ) -> git.Repo:
     """Template (+ base_changes) committed as HEAD; `changes` applied to the working tree."""
-    _copy_template(dest, template)
+    copy_template(dest, template)
     for change in base_changes:
         change.apply(dest)
     repo = commit_good(dest, message)
@@ -67,9 +67,9 @@ def build_repo(
     return repo
 
 
-def locate_hunks(repo: git.Repo, changes: list[Change]) -> list[TruthEntry]:
-    """The `git diff HEAD` hunk that holds each change (same order as `changes`)."""
-    patch = PatchSet(repo.git.diff("HEAD", "-U3", strip_newline_in_stdout=False))
+def locate_hunks(repo: git.Repo, changes: list[Change], ref: str = "HEAD") -> list[TruthEntry]:
+    """The `git diff <ref>` hunk that holds each change (same order as `changes`)."""
+    patch = PatchSet(repo.git.diff(ref, "-U3", strip_newline_in_stdout=False))
     entries = []
     for change in changes:
         marker = change.marker

@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from tools.folders import state_dir
 from tools.lab.changes import LabError
@@ -19,6 +19,19 @@ class TruthEntry(BaseModel):
     env: str | None = None  # env changes: NAME=value
     kind: str
     why: str
+
+
+class RangeTruth(BaseModel):
+    """A range lab's history, as a commit-level baseline needs it: its size, where the
+    culprits are, which commits do not start."""
+
+    commits: int
+    culprit_commits: dict[str, str] = Field(default_factory=dict)  # "file @@..@@" -> sha
+    culprit_positions: list[int] = Field(default_factory=list)  # 1-based, in history order
+    broken_positions: list[int] = Field(default_factory=list)  # commits that do not start
+    hunks_in: dict[int, int] = Field(default_factory=dict)  # culprit position -> its hunks
+    culprit_hunks_in: dict[int, list[int]] = Field(default_factory=dict)  # their indexes
+    together: bool = False  # the culprit hunks are slow only together
 
 
 class Truth(BaseModel):
@@ -36,6 +49,7 @@ class Truth(BaseModel):
     start_failure_rate: float = 0.0
     # bad / good - 1 of the verify cycle on a noise-free run, where the scenario plans it
     planned_gap: float | None = None
+    range: RangeTruth | None = None  # range labs: the history and its culprit commits
 
 
 def truth_dir() -> Path:

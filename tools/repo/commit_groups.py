@@ -1,0 +1,130 @@
+"""The commit range as the search's first level: which first-parent commit brought each hunk.
+
+The candidates are hunks of the whole good..working-tree diff. A commit-level search reverts
+the hunks of the latest commits from the bad state, which rebuilds the tree of an earlier
+commit (git bisect's probe) without leaving the engine's one way of building a state. To group
+hunks by commit, one `git log -p` over the first-parent line (a merge counts as one commit: its
+diff against its first parent) is read once; each hunk goes to the commit whose diff added the
+most of its added lines (the latest commit that added a line's text in that file) and removed
+the most of its removed lines (the first commit that removed it). Text matching, not blame:
+one git call for any range, where blame costs one per hunk; the report's commit (commit_of.py)
+still comes from blame. Uncommitted and untracked hunks form one more group, after the last
+commit; env and server-arg candidates belong to no commit.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import git
+from pydantic import BaseModel, Field
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from tools.repo.candidates import Candidate
+from tools.repo.git_names import unquote
+
+_MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
+_SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
+
+
+class RangeCommit(BaseModel):
+    sha: str
+    subject: str
+
+
+class CommitGroups(BaseModel):
+    """The first-parent commits of good..HEAD, oldest first, and each hunk's place among them
+    (`len(commits)`: not committed yet)."""
+
+    commits: list[RangeCommit] = Field(default_factory=list)
+    of: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def uncommitted(self) -> int:
+        return len(self.commits)
+
+    def label(self, index: int) -> str:
+        if index >= len(self.commits):
+            return "the uncommitted changes"
+        commit = self.commits[index]
+        return f"{commit.sha[:8]} {commit.subject!r}"
+
+
+class _Lines(BaseModel):
+    added: dict[tuple[str, str], int] = Field(default_factory=dict)  # latest commit adding it
+    removed: dict[tuple[str, str], int] = Field(default_factory=dict)  # first commit removing it
+    touched: dict[str, int] = Field(default_factory=dict)  # latest commit changing the file
+
+
+def _read_log(repo: git.Repo, good_sha: str) -> tuple[list[RangeCommit], _Lines]:
+    text = repo.git.log(
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--no-renames",
+        "--no-color",
+        "-U0",
+        "-p",
+        f"--format={_MARK}%H %s",
+        f"{good_sha}..HEAD",
+        strip_newline_in_stdout=False,
+    )
+    commits: list[RangeCommit] = []
+    lines = _Lines()
+    for chunk in ("\n" + text).split("\n" + _MARK)[1:]:
+        head, _, patch = chunk.partition("\n")
+        sha, _, subject = head.partition(" ")
+        index = len(commits)
+        commits.append(RangeCommit(sha=sha, subject=subject))
+        try:
+            files = PatchSet(patch)
+        except UnidiffParseError:  # a patch unidiff cannot read: the commit keeps no lines
+            continue
+        for pfile in files:
+            path = unquote(pfile.path)
+            lines.touched[path] = index
+            for hunk in pfile:
+                for line in hunk:
+                    key = (path, line.value.strip())
+                    if len(key[1]) < _SHORTEST:
+                        continue
+                    if line.is_added:
+                        lines.added[key] = index
+                    elif line.is_removed:
+                        lines.removed.setdefault(key, index)
+    return commits, lines
+
+
+def _place(c: Candidate, lines: _Lines, uncommitted: int) -> int | None:
+    if c.kind != "hunk" or not c.file:
+        return None
+    if c.origin in ("uncommitted", "untracked"):
+        return uncommitted
+    votes: Counter[int] = Counter()
+    for text in c.added_lines():
+        if (index := lines.added.get((c.file, text.strip()))) is not None:
+            votes[index] += 1
+    for text in c.removed_lines():
+        if (index := lines.removed.get((c.file, text.strip()))) is not None:
+            votes[index] += 1
+    if votes:  # the most lines; on a tie the later commit (it had the last word)
+        return max(votes, key=lambda index: (votes[index], index))
+    return lines.touched.get(c.file, uncommitted)
+
+
+def commit_groups(repo: git.Repo, good_sha: str, candidates: list[Candidate]) -> CommitGroups:
+    """Each hunk's first-parent commit after `good_sha`; no commits when HEAD is `good_sha` or
+    git cannot list the range (a shallow clone): then there is no commit level."""
+    try:
+        commits, lines = _read_log(repo, good_sha)
+    except git.GitCommandError:
+        return CommitGroups()
+    if not commits:
+        return CommitGroups()
+    groups = CommitGroups(commits=commits)
+    for c in candidates:
+        index = _place(c, lines, len(commits))
+        if index is not None:
+            groups.of[c.id] = index
+    return groups
