@@ -127,7 +127,6 @@ def lab_bench(
     import json
 
     from rich.console import Console
-    from rich.table import Table
 
     from agent.lab_bench import run_bench
 
@@ -150,10 +149,20 @@ def lab_bench(
             )
         )
         return
-    table = Table(
-        title=f"{scenarios} scenarios from seed {seed}, noise CV "
-        f"{noise if noise is not None else 0.02:g}"
+    _print_bench(
+        scores,
+        summary,
+        f"{scenarios} scenarios from seed {seed}, noise CV "
+        f"{noise if noise is not None else 0.02:g}",
     )
+
+
+def _print_bench(scores: list, summary: dict, title: str) -> None:
+    """The bench's table on the terminal: one row per scenario, then the summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
     for col in ("seed", "scenario", "cands", "outcome", "status", "launches", "bisect", "ddmin"):
         table.add_column(col)
     for s in scores:
