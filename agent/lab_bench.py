@@ -3,17 +3,17 @@ with the launches git bisect and plain ddmin would need on the same candidates (
 
 from __future__ import annotations
 
-import math
 import statistics
 import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.baselines import bisect_launches, ddmin_launches, range_baseline
 from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
-from tools.lab.truth import RangeTruth, Truth, TruthEntry, load_truth
+from tools.lab.truth import Truth, TruthEntry, load_truth
 from tools.repo.candidates import list_candidates
 
 
@@ -68,46 +68,6 @@ def _named_keys(result: dict, by_id: dict, field: str = "culprits") -> set[str]:
     return keys
 
 
-def bisect_launches(n: int) -> int:
-    """git bisect over n candidates in diff order with a noise-free oracle, plus its two ends."""
-    return 2 + (math.ceil(math.log2(n)) if n > 1 else 0)
-
-
-def ddmin_launches(n: int, culprits: set[int], together: bool) -> int:
-    """Distinct tests of Zeller's ddmin (noise-free) over n changes, plus the two ends.
-
-    The test fails when the culprits are present: all of them (an interacting pair) or any.
-    """
-    if not culprits:
-        return 2
-    seen: dict[frozenset, bool] = {}
-
-    def fails(subset: frozenset) -> bool:
-        if subset not in seen:
-            seen[subset] = culprits <= subset if together else bool(culprits & subset)
-        return seen[subset]
-
-    changes, granularity = list(range(n)), 2
-    while len(changes) >= 2:
-        size = math.ceil(len(changes) / granularity)
-        parts = [changes[i : i + size] for i in range(0, len(changes), size)]
-        for part in parts:
-            if fails(frozenset(part)):
-                changes, granularity = part, 2
-                break
-        else:
-            for part in parts:
-                rest = [c for c in changes if c not in part]
-                if fails(frozenset(rest)):
-                    changes, granularity = rest, max(granularity - 1, 2)
-                    break
-            else:
-                if granularity >= len(changes):
-                    break
-                granularity = min(len(changes), granularity * 2)
-    return len(seen) + 2
-
-
 def _commits_right(result: dict, by_id: dict, want: dict[str, str]) -> bool:
     """Every named culprit hunk is attributed to the commit that brought it."""
     for c in result.get("culprits") or []:
@@ -116,38 +76,6 @@ def _commits_right(result: dict, by_id: dict, want: dict[str, str]) -> bool:
         if f"{cand.file} {cand.header}" in want and sha != want[f"{cand.file} {cand.header}"]:
             return False
     return True
-
-
-def _bisect_probes(commits: int, first_bad: int, broken: set[int], low: int = 0) -> int:
-    """Launches of a noise-free `git bisect` between `low` (good) and `commits` (bad) whose
-    first bad commit is `first_bad`; a probe on a commit that does not start is a launch and a
-    `skip` (the next probe is the nearest untried commit to the middle)."""
-    launches, tried = 0, set()
-    while commits - low > 1:
-        middle = (low + commits) // 2
-        order = sorted(range(low + 1, commits), key=lambda k: (abs(k - middle), k))
-        for k in (k for k in order if k not in tried):
-            tried.add(k)
-            launches += 1
-            if k not in broken:
-                low, commits = (low, k) if k >= first_bad else (k, commits)
-                break
-        else:
-            break  # only commits that do not start are left: bisect cannot narrow further
-    return launches
-
-
-def range_baseline(truth: RangeTruth) -> int:
-    """Noise-free git bisect to each culprit commit (the second from the first one on), plus
-    Zeller's ddmin over each culprit commit's own hunks; the two ends counted once."""
-    broken, launches, low = set(truth.broken_positions), 2, 0
-    for position in sorted(truth.culprit_positions):
-        launches += _bisect_probes(truth.commits, position, broken, low)
-        hunks = truth.hunks_in.get(position, 1)
-        culprits = set(truth.culprit_hunks_in.get(position, []))
-        launches += ddmin_launches(hunks, culprits, truth.together) - 2
-        low = position
-    return launches
 
 
 def score_scenario(

@@ -23,29 +23,28 @@ def spans_commits(state: InvestigationState, ids: list[str]) -> bool:
     return bool(state.commits.commits) and len({place(state, cid) for cid in ids}) > 1
 
 
-def later_first(state: InvestigationState, later: list[str], earlier: list[str]) -> bool:
-    """Whether `later` holds only changes after every one of `earlier` (a bisect probe)."""
-    return bool(later and earlier) and min(place(state, c) for c in later) > max(
-        place(state, c) for c in earlier
-    )
-
-
 def commit_split(
-    state: InvestigationState, ids: list[str], weight: dict[str, float]
+    state: InvestigationState, groups: list[list[str]], weight: dict[str, float]
 ) -> tuple[list[str], list[str]] | None:
-    """The later commits (about half the prior mass) and the earlier ones; None when `ids` sit
-    in one commit."""
-    if not spans_commits(state, ids):
+    """The later commits (about half the prior mass) and the earlier ones; None when the
+    candidates sit in one commit. `groups` must move together (links read from the code): a
+    group whose hunks span commits, such as a hunk that merged the lines of two commits and the
+    deletion it depends on, sits at its earliest commit, so reverting the later commits leaves
+    it applied as a whole instead of tearing it apart."""
+    placed = [(min(place(state, cid) for cid in group), group) for group in groups]
+    positions = sorted({at for at, _ in placed}, reverse=True)
+    if not state.commits.commits or len(positions) < 2:
         return None
-    positions = sorted({place(state, cid) for cid in ids}, reverse=True)
-    mass = {p: sum(weight[c] for c in ids if place(state, c) == p) for p in positions}
+    mass = dict.fromkeys(positions, 0.0)
+    for at, group in placed:
+        mass[at] += sum(weight[cid] for cid in group)
     total, taken, cut = sum(mass.values()), 0.0, positions[0]
     for p in positions[:-1]:  # the earliest commit always stays in the second half
         if taken >= total / 2:
             break
         taken, cut = taken + mass[p], p
-    later = [c for c in ids if place(state, c) >= cut]
-    return later, [c for c in ids if place(state, c) < cut]
+    later = [cid for at, group in placed if at >= cut for cid in group]
+    return later, [cid for at, group in placed if at < cut for cid in group]
 
 
 def describe(state: InvestigationState, ids: list[str]) -> str:

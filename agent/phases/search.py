@@ -24,7 +24,7 @@ from agent.levels import (
     request,
     unresolved,
 )
-from agent.phases.commit_split import commit_split, describe, later_first, spans_commits
+from agent.phases.commit_split import commit_split, describe, spans_commits
 from agent.phases.launches import drift_check
 from agent.state import Finding, InvestigationState, PlannedLaunch, Task
 from agent.stats import SEARCH_ALPHA
@@ -104,7 +104,7 @@ def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[st
     top = next(group for group in hard if ranked[0] in group)
     if _weight(state, ranked[0]) >= DOMINANT * total and len(top) < len(ranked):
         return top, [i for i in ranked if i not in top]
-    by_commit = commit_split(state, ranked, {i: _weight(state, i) for i in ranked})
+    by_commit = _commit_halves(state, ranked)
     if by_commit is not None:
         return by_commit
     for groups in (units(state, ranked), hard, [[cid] for cid in ranked]):
@@ -117,6 +117,11 @@ def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[st
         if len(first) < len(ranked):
             return first, [i for i in ranked if i not in first]
     return ranked[: len(ranked) // 2], ranked[len(ranked) // 2 :]
+
+
+def _commit_halves(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]] | None:
+    hard = _components(state, ids, by_file=False)
+    return commit_split(state, hard, {i: _weight(state, i) for i in ids})
 
 
 def _changed(state: InvestigationState, task: Task, subset: list[str]) -> str:
@@ -201,7 +206,8 @@ def _start(state: InvestigationState, task: Task, chooser: Chooser | None) -> No
         if pick == 2:
             task.first, task.second = task.second, task.first
     task.first_key = _changed(state, task, task.first)
-    task.by_commit = task.kind == "locate" and later_first(state, task.first, task.second)
+    probe = _commit_halves(state, task.ids) if task.kind == "locate" else None
+    task.by_commit = probe is not None and set(probe[0]) == set(task.first)
     task.stage = "first"
 
 

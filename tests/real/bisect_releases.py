@@ -41,7 +41,7 @@ def check(case: str, threshold_ms: float, extra: Path | None, log: Path) -> int:
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 125
-    version = sh(Path.cwd(), "git", "describe", "--tags").strip()
+    version = sh(Path.cwd(), "git", "describe", "--tags", "--always").strip()
     with log.open("a") as out:
         out.write(json.dumps({"release": version, "ms": value}) + "\n")
     return 0 if value < threshold_ms else 1
@@ -56,15 +56,27 @@ def bisect(case: str, folder: Path, releases: list[str]) -> dict:
     sh(repo, "git", "commit", "-qm", f"{case} {releases[-1]}")
     sh(repo, "git", "tag", f"v{releases[-1]}")
     extra = dependencies(case, folder, cache)
+    return {
+        "releases": releases,
+        **bisect_run(case, repo, f"v{releases[0]}", f"v{releases[-1]}", extra, folder),
+    }
+
+
+def bisect_run(
+    case: str, repo: Path, good: str, bad: str, extra: Path | None, folder: Path
+) -> dict:
+    """Both ends measured, then `git bisect run` between them with the geometric-mean check;
+    the repository is left on `bad`."""
     ends = {}
-    for end in (releases[0], releases[-1]):
-        sh(repo, "git", "checkout", "-q", f"v{end}")
+    for end in (good, bad):
+        sh(repo, "git", "checkout", "-q", end)
         ends[end] = bench_ms(case, repo, extra)
-    threshold = math.sqrt(ends[releases[0]] * ends[releases[-1]])
+    threshold = math.sqrt(ends[good] * ends[bad])
     log = folder / f"{case}-bisect.jsonl"
     log.unlink(missing_ok=True)
-    sh(repo, "git", "bisect", "start", f"v{releases[-1]}", f"v{releases[0]}")
-    command = [sys.executable, "-m", "tests.real.bisect_releases", "check", case]
+    sh(repo, "git", "bisect", "start", bad, good)
+    # the script by path: `-m tests...` would import the target's own `tests` package
+    command = [sys.executable, str(Path(__file__).resolve()), "check", case]
     command += [f"{threshold:.6f}", str(extra or ""), str(log)]
     run = subprocess.run(
         ["git", "bisect", "run", *command],
@@ -75,12 +87,15 @@ def bisect(case: str, folder: Path, releases: list[str]) -> dict:
     )
     first = re.search(r"^(\w+) is the first bad commit", run.stdout, re.MULTILINE)
     steps = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    sh(repo, "git", "bisect", "reset")
     return {
         "case": case,
-        "releases": releases,
         "ends_ms": ends,
         "threshold_ms": round(threshold, 3),
-        "first_slow": sh(repo, "git", "describe", "--tags", first.group(1)).strip()
+        "first_slow": sh(repo, "git", "describe", "--tags", "--always", first.group(1)).strip()
+        if first
+        else None,
+        "first_slow_subject": sh(repo, "git", "log", "-1", "--format=%s", first.group(1)).strip()
         if first
         else None,
         "bisect_launches": len(steps),
