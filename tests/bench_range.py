@@ -5,9 +5,9 @@
 Builds a synthetic package (MODULES modules of 40 functions each) and a history of COMMITS
 commits after the tag `good`, each editing one to three functions in one to three modules,
 then times what an investigation does before its first launch: the candidates (the diff
-against good), the links read from the code (definitions, imports, compile ties) and the
-tree check. Prints one line per step and the total; nothing is asserted (speed goals live
-here, not in the tests).
+against good), the links read from the code (definitions, imports, compile ties), the tree
+check, the hunks' commits and the search's first split. Prints one line per step and the
+total; nothing is asserted (speed goals live here, not in the tests).
 """
 
 from __future__ import annotations
@@ -21,8 +21,12 @@ from pathlib import Path
 
 import git
 
+from agent.phases.commit_split import describe
+from agent.phases.search import split
+from agent.state import InvestigationState
 from tools.code_paths.dependencies import dependencies
 from tools.repo.candidates import tree_changes
+from tools.repo.commit_groups import commit_groups
 from tools.repo.tree_check import check_tree
 
 FUNCTIONS = 40
@@ -88,7 +92,20 @@ def main() -> None:
         started = time.perf_counter()
         check = check_tree(repo_dir, found, ("debug-agent.toml",))
         times["tree check"] = time.perf_counter() - started
+        started = time.perf_counter()
+        groups = commit_groups(repo, good_sha, candidates)
+        times["commit groups"] = time.perf_counter() - started
+        started = time.perf_counter()
+        state = InvestigationState.model_construct(
+            candidates=candidates, commits=groups, links=links, hypotheses={}
+        )
+        later, earlier = split(state, [c.id for c in candidates])
+        times["first split"] = time.perf_counter() - started
         print(f"{len(candidates)} hunks in {len(files)} files, {len(links)} links, tree {check.ok}")
+        print(
+            f"{len(groups.commits)} commits; the first probe reverts {len(later)} hunks of "
+            f"{describe(state, later)}"
+        )
         for step, seconds in times.items():
             print(f"{step:>12}: {seconds:6.2f} s")
         print(f"{'total':>12}: {sum(times.values()):6.2f} s")
