@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from agent.phases import calibrate, confirm, search
+from agent.phases import calibrate, confirm, remainder, search
 from agent.phases.search import Chooser
 from agent.state import InvestigationState, PlannedLaunch
 
@@ -61,6 +61,8 @@ def budget_spent(state: InvestigationState) -> bool:
 
 
 def stop_for_budget(state: InvestigationState, log: Callable[..., None]) -> None:
+    if not state.status and remainder.keep_confirmed_on_budget(state):
+        log("plan", "verdict", state.notes[-1])
     state.status = state.status or "budget_exhausted"
     log("plan", "thought", f"budget spent ({state.launches} launches): reporting what is known")
     state.stopped_in = state.phase  # a raised budget (chat) goes on from here

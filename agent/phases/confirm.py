@@ -27,9 +27,15 @@ from agent.levels import (
     request,
     unresolved,
 )
-from agent.phases.search import names_used
+from agent.phases.remainder import (
+    back_to,
+    remainder_p,
+    remainder_significant,
+    search_partner,
+    search_the_rest,
+)
 from agent.shares import restored_share
-from agent.state import Confirmation, InvestigationState, PlannedLaunch, Task
+from agent.state import Confirmation, InvestigationState, PlannedLaunch
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
 MAX_ROUNDS = 3
@@ -180,11 +186,15 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
             pick = min(more, key=lambda c: len(c.values))
             where = "apply all the others to good" if pick is without else "revert the others"
             return _launch(state, pick.key, f"confirm: is {group} needed? {where}")
-    if len(revert.values) == 1 and _remainder_significant(state, conf):
-        # completeness would search the other candidates on the strength of one launch (a
-        # disturbed one, maybe): a second decides, as for any partial share
+    p, launches = remainder_p(state, conf), len(revert.values)
+    unsure = launches == 1 or (p is not None and p > ALPHA and launches < MAX_LAUNCHES_PER_CONFIG)
+    if p is not None and p <= SEARCH_ALPHA and unsure:
+        # completeness would search the other candidates on the strength of a launch or two
+        # (a disturbed one, maybe): more launches decide, up to the strict level or the cap
         return replicate(
-            state, conf.revert_key, f"confirm: a remainder after {{{names}}} on one launch"
+            state,
+            conf.revert_key,
+            f"confirm: a remainder after {{{names}}}? (p = {p:.2g} on {launches} launches)",
         )
     return None
 
@@ -286,11 +296,11 @@ def conclude(state: InvestigationState) -> Outcome:
     if conf.rounds >= MAX_ROUNDS:
         return _short(state, conf, one_way)
     if reverted == "restored" and applied in ("none", "partial") and kept:
-        _search_partner(state, conf, kept)
+        search_partner(state, conf, kept)
         return "search"
     dropped = [d.candidate for d in state.dropped if d.candidate not in conf.culprits]
     if reverted in ("partial", "none") and (kept or dropped):
-        _search_the_rest(state, conf, kept, dropped)
+        search_the_rest(state, conf, kept, dropped)
         return "search"
     return _short(state, conf, one_way)
 
@@ -304,7 +314,7 @@ def _short(state: InvestigationState, conf: Confirmation, one_way: bool) -> Outc
             f"{{{', '.join(conf.culprits)}}} could not be confirmed: the remainder after "
             f"{{{', '.join(conf.confirmed_before)}}} stays unexplained"
         )
-        _back_to(state, conf, conf.confirmed_before)
+        back_to(state, conf, conf.confirmed_before)
         return "confirmed"
     if one_way:
         return "suspected"
@@ -338,63 +348,10 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
         )
         return "suspected" if conf.culprits else "inconclusive"
     searched = sorted(conf.culprits) == sorted(conf.rest_searched_for)
-    if kept and not searched and conf.rounds < MAX_ROUNDS and _remainder_significant(state, conf):
+    if kept and not searched and conf.rounds < MAX_ROUNDS and remainder_significant(state, conf):
         # completeness: the other kept candidates (those dropped with evidence stay dropped:
         # the set found restores most of the gap, so nothing says that evidence was wrong)
         conf.rest_searched_for = conf.confirmed_before = list(conf.culprits)
-        _search_the_rest(state, conf, kept, [])
+        search_the_rest(state, conf, kept, [])
         return "search"
     return "confirmed"
-
-
-def _back_to(state: InvestigationState, conf: Confirmation, culprits: list[str]) -> None:
-    """The confirmation as it stood for `culprits` (its configs are measured already)."""
-    conf.culprits = list(culprits)
-    conf.revert_key = ensure_config(state, all_ids(state) - set(culprits)).key
-    conf.apply_key = ensure_config(state, set(culprits)).key
-    conf.undecided = []
-
-
-def _remainder_significant(state: InvestigationState, conf: Confirmation) -> bool:
-    """Reverting the set leaves a share of the regression above zero (at the search's level:
-    this decides where to look next; what is found is confirmed at the strict one)."""
-    result = between(state, conf.revert_key, state.bad_key, state.good_key, alpha=SEARCH_ALPHA)
-    return result.p_vs_good <= SEARCH_ALPHA and result.r < 1
-
-
-def _search_partner(state: InvestigationState, conf: Confirmation, kept: list[str]) -> None:
-    """Reverting the set is enough but it does not hurt alone: a partner is missing,
-    likeliest among candidates that share a name with it (one sets what another reads)."""
-    names = set().union(*(names_used(state, cid) for cid in conf.culprits))
-    for cid in kept:
-        if names & names_used(state, cid):
-            state.hypotheses[cid].prior *= 10
-            state.hypotheses[cid].reasons.append(
-                f"shares {', '.join(sorted(names & names_used(state, cid)))} with the culprit found"
-            )
-    state.tasks = [Task(kind="partner", ids=kept, low_key=conf.apply_key, high_key=state.bad_key)]
-    state.notes.append(
-        f"{{{', '.join(conf.culprits)}}} alone does not reproduce the "
-        "regression on the good state: searching for what it needs"
-    )
-
-
-def _search_the_rest(
-    state: InvestigationState, conf: Confirmation, kept: list[str], dropped: list[str]
-) -> None:
-    """Reverting the set leaves part of the regression: search the rest (with `dropped`, the
-    pruned candidates too)."""
-    ids = kept + dropped
-    for cid in dropped:
-        state.hypotheses[cid].status = "open"
-        state.hypotheses[cid].evidence.append(
-            "brought back: the kept candidates do not explain the whole regression"
-        )
-    state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
-    state.tasks = [
-        Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True)
-    ]
-    state.notes.append(
-        f"reverting {{{', '.join(conf.culprits)}}} leaves part of the regression: "
-        "searching the rest" + (", pruned candidates included" if dropped else "")
-    )

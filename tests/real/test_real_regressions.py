@@ -66,3 +66,23 @@ def test_the_hunk_the_fix_reverts_is_confirmed(
         assert culprit["commit"]["subject"] == subject and culprit["diff"].startswith("@@ ")
         assert culprit["diff"] in report.replace("\n  ", "\n")
     assert f'"{subject}"' in report
+
+
+def test_a_release_history_is_searched_by_commit_first(release_cache: Path, tmp_path: Path) -> None:
+    """Five sqlparse releases, one commit each: the search finds the release commit that
+    brought the regression (0.4.0, not the last one), then the hunk inside it."""
+    releases = ("0.2.4", "0.3.0", "0.3.1", "0.4.0", "0.4.1", "0.4.1")
+    repo = build_target("sqlparse", tmp_path, release_cache, releases)
+    symptom = REGRESSIONS["sqlparse"].symptom
+    done = run_cli(
+        "investigate", "--good", "v0.2.4", "--symptom", symptom, "--json", cwd=repo, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    subjects = {c["commit"]["subject"] for c in result["culprits"]}
+    assert subjects == {"sqlparse 0.4.0"}, result["culprits"]
+    assert any("_get_insert_token" in c["diff"] for c in result["culprits"])
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "4 first-parent commits" in transcript
+    assert "'sqlparse 0.4.0'" in transcript  # a probe named the commit it reverted
