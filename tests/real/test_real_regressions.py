@@ -80,9 +80,11 @@ def test_a_release_history_is_searched_by_commit_first(release_cache: Path, tmp_
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
-    subjects = {c["commit"]["subject"] for c in result["culprits"]}
-    assert subjects == {"sqlparse 0.4.0"}, result["culprits"]
-    assert any("_get_insert_token" in c["diff"] for c in result["culprits"])
+    # the regex the fix changes, in the release that brought it (on a loaded machine the
+    # fast end's jitter can leave a remainder worth a search: a second cause may be named)
+    (main,) = [c for c in result["culprits"] if "_get_insert_token" in c["diff"]]
+    assert main["commit"]["subject"] == "sqlparse 0.4.0", result["culprits"]
+    assert main["share"] >= 0.8
     transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "4 first-parent commits" in transcript
     assert "'sqlparse 0.4.0'" in transcript  # a probe named the commit it reverted
