@@ -1,9 +1,10 @@
 """The SQLite checkpointer, restricted to the types our state is made of (no arbitrary
 deserialization from a checkpoint file).
 
-LangGraph stores the whole state at every step; the candidates' patch texts (hundreds of hunks)
-would be stored again each time. They are kept once, by content, in the `stored_texts` table of
-the same file, and a checkpoint holds only their references.
+LangGraph stores the whole state at every step; the candidates (thousands of hunks on a long
+commit range), the hypotheses, the configurations, the links and the commit groups would be
+stored again each time, changed or not. Each such value is kept once, by content, in the
+`stored_texts` table of the same file, and a checkpoint holds only its reference.
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ STATE_TYPES = [
 ]
 
 # a checkpoint's stand-ins: for a patch text (a patch itself starts with "diff --git" or "---"),
-# and for a whole list of candidates (a state channel's value)
+# and for a state channel's large value: "stored-sha256:KIND:DIGEST"
 PATCH_REF = "patch-sha256:"
-CANDIDATES_REF = "candidates-sha256:"
+STORED_REF = "stored-sha256:"
+CANDIDATES_REF = "candidates-sha256:"  # what checkpoints written before STORED_REF hold
 
 
 class StoredTexts:
@@ -102,14 +104,42 @@ class StoredTexts:
 _CANDIDATE_LIST = TypeAdapter(list[Candidate])
 
 
+def _stored_kinds() -> dict[str, tuple[TypeAdapter, Callable[[Any], bool]]]:
+    """The values kept by content: each kind's type, and how to recognize a value of it."""
+    from agent.relevance import Relevance
+    from agent.state import Hypothesis, Link, Variant
+    from tools.repo.commit_groups import CommitGroups
+
+    def dict_of(model: type) -> Callable[[Any], bool]:
+        return lambda v: (
+            isinstance(v, dict) and bool(v) and all(isinstance(x, model) for x in v.values())
+        )
+
+    def list_of(model: type) -> Callable[[Any], bool]:
+        return lambda v: isinstance(v, list) and bool(v) and all(isinstance(x, model) for x in v)
+
+    return {
+        "candidates": (_CANDIDATE_LIST, list_of(Candidate)),
+        "hypotheses": (TypeAdapter(dict[str, Hypothesis]), dict_of(Hypothesis)),
+        "configs": (TypeAdapter(dict[str, Variant]), dict_of(Variant)),
+        "links": (TypeAdapter(list[Link]), list_of(Link)),
+        "dropped": (TypeAdapter(list[Relevance]), list_of(Relevance)),
+        "commits": (
+            TypeAdapter(CommitGroups),
+            lambda v: isinstance(v, CommitGroups) and bool(v.commits),
+        ),
+    }
+
+
 class Compactor:
-    """Candidates out of a checkpoint's values and back: a list of them (a channel's value, a
-    node's write) becomes one reference; a candidate inside a model keeps its fields but its
+    """Large values out of a checkpoint and back: a channel's value of a stored kind (a node's
+    write too) becomes one reference; a candidate inside a model keeps its fields but its
     patch text becomes a reference. What is stored is masked, once per distinct content."""
 
     def __init__(self, texts: StoredTexts) -> None:
         self.texts = texts
         self.refs: dict[str, str] = {}  # the digest of an unmasked text -> its reference
+        self.kinds = _stored_kinds()
 
     def _ref(self, prefix: str, raw: str, masked: Callable[[], str]) -> str:
         key = hashlib.sha256(raw.encode()).hexdigest()
@@ -118,14 +148,20 @@ class Compactor:
         return self.refs[key]
 
     def compact(self, value: Any) -> Any:
-        if _candidates(value):
-            raw = _CANDIDATE_LIST.dump_json(value).decode()
-            return self._ref(
-                CANDIDATES_REF, raw, lambda: _CANDIDATE_LIST.dump_json(mask(value)).decode()
-            )
-        return _each(value, self._patch_out, self.compact)
+        kind = next((k for k, (_, recognize) in self.kinds.items() if recognize(value)), None)
+        if kind is None:
+            return _each(value, self._patch_out, self.compact)
+        adapter = self.kinds[kind][0]
+        raw = adapter.dump_json(value).decode()
+        return self._ref(
+            f"{STORED_REF}{kind}:", raw, lambda: adapter.dump_json(mask(value)).decode()
+        )
 
     def expand(self, value: Any) -> Any:
+        if isinstance(value, str) and value.startswith(STORED_REF):
+            kind, _, digest = value.removeprefix(STORED_REF).partition(":")
+            if kind in self.kinds:
+                return self.kinds[kind][0].validate_json(self.texts.get(digest, f"the {kind}"))
         if isinstance(value, str) and value.startswith(CANDIDATES_REF):
             text = self.texts.get(value.removeprefix(CANDIDATES_REF), "a list of candidates")
             return _CANDIDATE_LIST.validate_json(text)
@@ -144,10 +180,6 @@ class Compactor:
         digest = candidate.patch.removeprefix(PATCH_REF)
         text = self.texts.get(digest, f"the patch text of candidate {candidate.id}")
         return candidate.model_copy(update={"patch": text})
-
-
-def _candidates(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(v, Candidate) for v in value)
 
 
 def _each(value: Any, candidate: Callable[[Candidate], Candidate], inner: Callable) -> Any:

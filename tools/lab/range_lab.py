@@ -10,6 +10,7 @@ fixed by the next commit), as real ranges have. The truth names each culprit hun
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 from pathlib import Path
 
 import git
@@ -130,7 +131,7 @@ def build_range(
     for n, commit in enumerate(plan):
         _write(dest, commit)
         repo.git.add(A=True)
-        when = LAB_DATE.replace(day=16 + n // 24, hour=n % 24)
+        when = LAB_DATE.replace(hour=0) + timedelta(days=1, hours=n)  # an hour apart
         shas.append(
             repo.index.commit(
                 commit.subject,
