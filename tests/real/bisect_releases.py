@@ -17,6 +17,7 @@ import re
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from tests.conftest import sh
@@ -67,7 +68,7 @@ def bisect_run(
 ) -> dict:
     """Both ends measured, then `git bisect run` between them with the geometric-mean check;
     the repository is left on `bad`."""
-    ends = {}
+    started, ends = time.monotonic(), {}
     for end in (good, bad):
         sh(repo, "git", "checkout", "-q", end)
         ends[end] = bench_ms(case, repo, extra)
@@ -99,6 +100,7 @@ def bisect_run(
         if first
         else None,
         "bisect_launches": len(steps),
+        "wall_s": round(time.monotonic() - started, 1),  # both ends and the bisect
         "steps": steps,
     }
 
