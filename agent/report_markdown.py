@@ -5,8 +5,9 @@ what was set aside, the model's claims and the notes."""
 from __future__ import annotations
 
 from agent.levels import between
+from agent.phases.commit_split import describe
 from agent.result import Culprit, InvestigationResult
-from agent.state import InvestigationState
+from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
 
 
@@ -124,7 +125,7 @@ def render_markdown(state: InvestigationState) -> str:
     for config in state.configs.values():
         if config.values:
             lines.append(
-                f"| {config.label} | {len(config.values)} | {config.mean:.3g} "
+                f"| {_with_commits(state, config)} | {len(config.values)} | {config.mean:.3g} "
                 f"| {config_verdict(state, config.key)} |"
             )
     if r.unresolved:
@@ -147,3 +148,10 @@ def render_markdown(state: InvestigationState) -> str:
     if state.notes:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in state.notes]
     return "\n".join(lines) + "\n"
+
+
+def _with_commits(state: InvestigationState, config: Variant) -> str:
+    """A configuration's label, with the commits its changes come from on a commit range (a
+    probe that reverts the latest commits is the tree of an earlier commit)."""
+    commits = describe(state, config.ids) if state.commits.commits else ""
+    return f"{config.label} (from {commits})" if commits else config.label
