@@ -5,7 +5,6 @@ what was set aside, the model's claims and the notes."""
 from __future__ import annotations
 
 from agent.levels import between
-from agent.phases.commit_split import describe
 from agent.result import Culprit, InvestigationResult
 from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
@@ -153,5 +152,7 @@ def render_markdown(state: InvestigationState) -> str:
 def _with_commits(state: InvestigationState, config: Variant) -> str:
     """A configuration's label, with the commits its changes come from on a commit range (a
     probe that reverts the latest commits is the tree of an earlier commit)."""
+    from agent.phases.commit_split import describe  # the phases import this module's users
+
     commits = describe(state, config.ids) if state.commits.commits else ""
     return f"{config.label} (from {commits})" if commits else config.label
