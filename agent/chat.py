@@ -180,7 +180,7 @@ class Chat:
         share = (b - value) / (b - g) if b != g else 0.0
         text = (
             f"{'suggestion' if watch else 'experiment'} {label}: {s.metric} "
-            f"{value:.3g} {s.symptom.unit}, {share:.0%} of the gap restored"
+            f"{value:.3g} {s.unit}, {share:.0%} of the gap restored"
         )
         if watch:
             arrival = env_arrival(watch[0], watch[1], result.worker_env)

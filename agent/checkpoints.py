@@ -33,6 +33,7 @@ STATE_TYPES = [
         "Finding",
         "Confirmation",
         "Claim",
+        "Reproduction",
     )
 ] + [
     ("agent.relevance", "Facts"),

@@ -87,7 +87,11 @@ def score_scenario(
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
     with Session.start(
-        lab, "verify 29ms", work / "sessions", lab="range" if ranges else "random", max_launches=40
+        lab,
+        truth.symptom or "verify 29ms",
+        work / "sessions",
+        lab="range" if ranges else "random",
+        max_launches=40,
     ) as session:
         result = session.run_to_end()
     named, wanted = _named_keys(result, by_id), _entry_keys(truth.culprits)

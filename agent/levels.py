@@ -116,6 +116,8 @@ def symptom_margin(state: InvestigationState) -> float:
     (its value against its "was", or else against the good reference as measured), at least
     MIN_RELATIVE_GAP; DEFAULT_MARGIN when the symptom implies no gap in the worse direction."""
     sign = 1 if state.worse == "higher" else -1
+    if state.symptom.metric and state.symptom.metric != state.metric:
+        return math.log1p(DEFAULT_MARGIN)  # the search switched to a part of the symptom's
     good = state.configs[state.good_key].values
     was = state.symptom.good or (math.exp(level(good)) if good else None)
     if not was or was <= 0 or state.symptom.bad <= 0:

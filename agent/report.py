@@ -17,6 +17,8 @@ from agent.result import (
     InvestigationResult,
     LLMResult,
     MetricResult,
+    PartResult,
+    ReproductionResult,
     ResultTarget,
     SetAside,
     UnresolvedResult,
@@ -123,7 +125,7 @@ def _culprit_evidence(state: InvestigationState, whole: Share | None) -> list[st
     """The two confirmation measurements, in words (the same for each culprit)."""
     conf = state.confirmation
     assert conf is not None
-    unit = state.symptom.unit
+    unit = state.unit
     evidence = []
     if whole is not None:
         evidence.append(
@@ -209,7 +211,7 @@ def _result(
         symptom=state.symptom,
         metric=MetricResult(
             name=state.metric,
-            unit=state.symptom.unit,
+            unit=state.unit,
             bad=_value(state, state.bad_key),
             good=_value(state, state.good_key),
             after_fix=_value(state, state.confirmation.revert_key)
@@ -231,6 +233,10 @@ def _result(
         unresolved=_unresolved(state),
         experiments=state.experiments,
         notes=state.notes,
+        reproduction=ReproductionResult(**state.reproduction.model_dump())
+        if state.reproduction
+        else None,
+        decomposition=_decomposition(state, culprits),
         llm=None
         if state.llm is None
         else LLMResult.model_validate(
@@ -273,3 +279,15 @@ def write_narrative(state: InvestigationState, narrative: str) -> None:
         f"{head}\n\n## Narrative (by the model; the verdict is the "
         f"measurements')\n\n{narrative}\n\n{rest}",
     )
+
+
+def _decomposition(
+    state: InvestigationState, culprits: list[Culprit]
+) -> dict[str, PartResult] | None:
+    from agent.decomposition import decompose
+
+    after = state.confirmation.revert_key if state.confirmation and culprits else None
+    parts = decompose(state, after)
+    if parts is None:
+        return None
+    return {name: PartResult(**part.model_dump()) for name, part in parts.items()}

@@ -53,7 +53,7 @@ def _chart_svg(state: InvestigationState) -> str:
             textcoords="offset points",
         )
     ax.set_xlabel("launch")
-    ax.set_ylabel(f"{state.metric} ({state.symptom.unit})")
+    ax.set_ylabel(f"{state.metric} ({state.unit})")
     ax.set_title(f"{state.metric} per launch")
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
@@ -122,7 +122,7 @@ td, th {{ border: 1px solid #ccc; padding: 4px 6px; text-align: left; vertical-a
 </style></head><body>
 <div id="verdict">{html.escape(str(r.status))}: {html.escape(state.symptom.text)} —
 {html.escape(state.metric)} bad {fmt(m.bad)}, good {fmt(m.good)},
-after the fix {fmt(m.after_fix)} {html.escape(state.symptom.unit)}
+after the fix {fmt(m.after_fix)} {html.escape(state.unit)}
 ({r.launches} launches)</div>
 <h2>Culprits</h2><ul id="culprits">{culprits or "<li>none named</li>"}</ul>
 <h2>Metric per launch</h2><figure id="chart">{_chart_svg(state)}</figure>

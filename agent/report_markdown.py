@@ -103,6 +103,46 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
     return lines
 
 
+def _reproduction_lines(r: InvestigationResult) -> list[str]:
+    """The references beside the symptom's numbers, and what to change where they differ."""
+    rep = r.reproduction
+    if rep is None:
+        return []
+    was = f" (was {rep.symptom_good:g})" if rep.symptom_good else ""
+    head = (
+        f"Reproduction check: {'passed' if rep.passed else 'failed'}: bad {rep.bad:.3g}, "
+        f"good {rep.good:.3g} as measured; the symptom says {rep.symptom_bad:g}{was}. "
+        f"Workload: {rep.workload}."
+    )
+    lines = [head, ""]
+    if rep.far:
+        lines += [f"- {far}" for far in rep.far] + [""]
+    if rep.good_already_regressed:
+        lines += ["- the good reference is already regressed: it measures at the bad level", ""]
+    if r.status == "not_reproduced":
+        lines += [f"Not reproduced: {r.notes[-1]}", ""]
+    return lines
+
+
+def _decomposition_lines(r: InvestigationResult) -> list[str]:
+    """Speculative decoding: throughput, accept length and cycle time, and their shares."""
+    if not r.decomposition:
+        return []
+    lines = [
+        "## Speculative decoding: which part moved",
+        "",
+        "| part | good | bad | after the fix | share of the tok/s gap | p (bad vs good) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, part in r.decomposition.items():
+        share = "-" if part.share is None else f"{part.share:.0%}" + _interval(part.share_ci)
+        lines.append(
+            f"| {name} | {part.good:.3g} | {part.bad:.3g} | {fmt(part.after_fix)} | {share} "
+            f"| {part.p:.2g} |"
+        )
+    return [*lines, ""]
+
+
 def render_markdown(state: InvestigationState) -> str:
     r = InvestigationResult.model_validate(state.result)
     m = r.metric
@@ -113,7 +153,9 @@ def render_markdown(state: InvestigationState) -> str:
         f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
         f"{fmt(m.after_fix)}. {r.launches} launches.",
         "",
+        *_reproduction_lines(r),
         *_verdict_lines(r),
+        *_decomposition_lines(r),
     ]
     lines += [
         "## Configurations measured",

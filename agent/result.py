@@ -24,7 +24,13 @@ from tools.repo.commit_info import CommitInfo
 # agent.state's Status and Claim, repeated so that reading a result stays light (the session
 # list, replay); tests/agent/test_result.py keeps them in step
 Status = Literal[
-    "confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted", "error"
+    "confirmed",
+    "suspected",
+    "inconclusive",
+    "no_regression",
+    "not_reproduced",
+    "budget_exhausted",
+    "error",
 ]
 
 
@@ -128,6 +134,26 @@ class LLMResult(BaseModel):
         return {**data, **tail}
 
 
+class PartResult(BaseModel):
+    bad: float
+    good: float
+    after_fix: float | None = None
+    share: float | None = None  # of the throughput gap, on a log scale
+    share_ci: list[float] | None = None  # its 95 % interval
+    p: float  # of a change between bad and good
+
+
+class ReproductionResult(BaseModel):
+    passed: bool
+    bad: float  # as measured
+    good: float
+    symptom_bad: float
+    symptom_good: float | None
+    workload: str
+    far: list[str]  # what measured far from the symptom's numbers
+    good_already_regressed: bool
+
+
 class InvestigationResult(BaseModel):
     session: str
     session_dir: str
@@ -147,6 +173,11 @@ class InvestigationResult(BaseModel):
     experiments: int
     notes: list[str]
     llm: LLMResult | None = None  # absent from results older than the LLM reasoner
+    # the references beside the symptom's numbers (absent where the symptom gives none)
+    reproduction: ReproductionResult | None = None
+    # speculative decoding: tok_s, accept_length and cycle_ms for bad, good and after the fix,
+    # each part's share of the throughput gap (absent where the server is not speculative)
+    decomposition: dict[str, PartResult] | None = None
 
 
 class ResultSummary(BaseModel):

@@ -78,6 +78,7 @@ class Runner:
             request=planned,
             traced=trace,
             retried=f"start-up failed once: {failure.error}" if failure else None,
+            metrics={name: m.median for name, m in result.metrics.items()},
         )
         return launch, result
 

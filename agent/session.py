@@ -163,6 +163,7 @@ class Session:
             worse="higher" if symptom.direction == "lower" else "lower",
             max_launches=max_launches or config.budget.max_launches,
             deadline=time.time() + 60 * (max_minutes or config.budget.max_minutes),
+            workload=config.bench.workload(),
         )
         runner = Runner(
             config,

@@ -15,9 +15,16 @@ from tools.repo.commit_groups import CommitGroups
 
 Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
 Status = Literal[
-    "confirmed", "suspected", "inconclusive", "no_regression", "budget_exhausted", "error"
+    "confirmed",
+    "suspected",
+    "inconclusive",
+    "no_regression",
+    "not_reproduced",
+    "budget_exhausted",
+    "error",
 ]
 Base = Literal["bad", "good"]
+METRIC_UNITS = {"tok_s": "tok/s", "accept_len": "tokens", "verify_ms": "ms", "tpot_ms": "ms"}
 
 
 class Launch(BaseModel):
@@ -28,6 +35,9 @@ class Launch(BaseModel):
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
     traced: bool = False  # launched with the import trace (gather)
     retried: str | None = None  # a first attempt that failed to start, and why
+    # every metric the bench derived, the median of its requests (tok/s, verify_ms, accept_len):
+    # the speculative decomposition reads them, and the search may switch to one of them
+    metrics: dict[str, float] = Field(default_factory=dict)
 
 
 class Failure(BaseModel):
@@ -143,6 +153,19 @@ class Claim(BaseModel):
     evidence: list[str] = Field(default_factory=list)
 
 
+class Reproduction(BaseModel):
+    """The references as measured beside the symptom's numbers."""
+
+    bad: float  # measured (geometric mean of the launches)
+    good: float
+    symptom_bad: float
+    symptom_good: float | None
+    workload: str
+    far: list[str]  # what measured far from the symptom, in words
+    good_already_regressed: bool
+    passed: bool  # the bench shows the regression, near the symptom's numbers
+
+
 class InvestigationState(BaseModel):
     session_id: str
     session_dir: str
@@ -152,6 +175,8 @@ class InvestigationState(BaseModel):
     worse: Literal["higher", "lower"]
     max_launches: int
     deadline: float  # time.time() by which to stop
+    workload: str = ""  # what the bench measures, in words (the reproduction check quotes it)
+    reproduction: Reproduction | None = None  # the references beside the symptom's numbers
     phase: Phase = "gather"
     stopped_in: Phase | None = None  # the phase the budget stopped
     candidates: list[Candidate] = Field(default_factory=list)
@@ -178,3 +203,10 @@ class InvestigationState(BaseModel):
     llm: dict | None = None  # model name and usage, when the LLM reasoner ran
     status: Status | None = None
     result: dict | None = None
+
+    @property
+    def unit(self) -> str:
+        """The unit of the metric judged: the symptom's, or a part's the search switched to."""
+        if not self.symptom.metric or self.symptom.metric == self.metric:
+            return self.symptom.unit
+        return METRIC_UNITS.get(self.metric, "")

@@ -127,6 +127,16 @@ class BenchSection(_Section):
     metric_jsonl: str | None = None
     metric_key: str | None = None
 
+    def workload(self) -> str:
+        """What a launch measures, in words (the reproduction check quotes it)."""
+        if self.kind == "command":
+            return f"the command bench `{self.command}`, metric {self.metric}"
+        endpoint = "/generate" if self.kind == "generate" else "/v1/completions"
+        return (
+            f"{self.requests} requests to {endpoint} at concurrency {self.concurrency}, "
+            f"input {self.input_len} and output {self.output_len} tokens"
+        )
+
     @model_validator(mode="after")
     def _command_needs_a_command(self) -> BenchSection:
         if self.kind == "command" and not self.command:

@@ -38,7 +38,7 @@ def judge_claims(state: InvestigationState, culprits: list[str]) -> None:
     good = state.configs.get(state.good_key)
     if good is None or not good.values:
         return  # nothing measured yet (an investigation stopped early)
-    unit = state.symptom.unit
+    unit = state.unit
     for claim in state.claims:
         if claim.candidate in culprits:
             claim.status = "supported"

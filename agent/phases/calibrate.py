@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from agent import decomposition, reproduction
 from agent.levels import noise, noise_is_measured, request, symptom_margin, unresolved
 from agent.state import InvestigationState, PlannedLaunch
 from agent.stats import calibrate
@@ -39,14 +40,47 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:
-    """The verdict: a regression (to the search), or the report with why not."""
+    """The verdict: a regression (to the search), or the report with why not. Before either,
+    the references are set beside the symptom's numbers (reproduce before searching)."""
     verdict = decide(state)
     log("plan", "verdict", f"calibration: {verdict}: {state.notes[-1] if state.notes else ''}")
+    if verdict != "error":
+        state.reproduction = reproduction.check(state, state.workload)
+    if state.reproduction is not None:
+        log("plan", "thought", reproduction.describe(state.reproduction))
+        if verdict == "no_regression" and _claims_regression(state):
+            verdict = "not_reproduced"
+            _note(state, reproduction.advice(state.reproduction))
+            log("plan", "verdict", f"not reproduced: {state.notes[-1]}")
     if verdict == "regression":
+        _search_the_part_that_moved(state, log)
         state.phase = "search"
         return
     state.status = "error" if verdict == "error" else verdict  # type: ignore[assignment]
     state.phase = "report"
+
+
+def _search_the_part_that_moved(state: InvestigationState, log: Callable[..., None]) -> None:
+    """A speculative server's throughput regression is slower cycles or fewer accepted tokens:
+    when one moved alone, the search measures that one."""
+    if state.metric != decomposition.THROUGHPUT:
+        return
+    parts = decomposition.decompose(state)
+    if parts is None:
+        return
+    metric = decomposition.moved_alone(parts) or state.metric
+    _note(state, decomposition.describe(parts, metric))
+    log("plan", "thought", state.notes[-1])
+    if metric != state.metric:
+        decomposition.switch_metric(state, metric)
+
+
+def _claims_regression(state: InvestigationState) -> bool:
+    """The symptom gives a value and a worse one ("verify 29ms (was 19)")."""
+    bad, was = state.symptom.bad, state.symptom.good
+    if not was:
+        return False
+    return bad > was if state.worse == "higher" else bad < was
 
 
 def decide(state: InvestigationState) -> str:

@@ -35,7 +35,7 @@ def facts(state: InvestigationState, config: Variant, launch: Launch, log: Log) 
         "gather",
         "tool_result",
         f"{config.label} state launched with the import trace: "
-        f"{state.metric} {launch.value:.3g} {state.symptom.unit}",
+        f"{state.metric} {launch.value:.3g} {state.unit}",
         log=launch.log,
         samples=launch.samples,
     )
@@ -120,7 +120,7 @@ def launched(
         "experiment",
         "experiment",
         f"launch {state.launches}: {config.label}: {state.metric} "
-        f"{launch.value:.3g} {state.symptom.unit} (median of {len(launch.samples)} requests)",
+        f"{launch.value:.3g} {state.unit} (median of {len(launch.samples)} requests)",
         config=config.label,
         held=config.ids,
         base=config.base,

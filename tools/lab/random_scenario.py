@@ -26,6 +26,7 @@ class Scenario(BaseModel):
     start_failure_rate: float = 0.0  # of every launch, good and bad alike
     planned_gap: float | None = None  # bad / good - 1 of the verify cycle, noise-free
     noise_cv: float | None = None  # the launch noise the shape needs (None: the lab's)
+    symptom: str | None = None  # what a user would report, where the seed's does not fit
 
     @property
     def size(self) -> int:
@@ -59,6 +60,7 @@ def draw_scenario(seed: int, shape: str | None = None, flaky: bool | None = None
         start_failure_rate=FLAKY_RATE if flaky else 0.0,
         planned_gap=plan.planned_gap,
         noise_cv=plan.noise_cv,
+        symptom=plan.symptom,
     )
 
 
@@ -106,5 +108,6 @@ def build_random(
         expected={},
         start_failure_rate=scenario.start_failure_rate,
         planned_gap=scenario.planned_gap,
+        symptom=scenario.symptom,
     )
     return truth, config, scenario.size

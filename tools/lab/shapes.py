@@ -31,7 +31,10 @@ LATER_SHAPES = {
     "uneven-additive": 6,
     "worker-env": 5,
 }
-SHAPES = {**BASE_SHAPES, **LATER_SHAPES}
+# drawn before the others, from a stream of its own, so that every older draw stands
+ACCEPTANCE_SHARE = 0.06
+SHAPES = {**BASE_SHAPES, **LATER_SHAPES, "acceptance": 6}
+_DRAWN_TOTAL = sum(BASE_SHAPES.values()) + sum(LATER_SHAPES.values())
 SHAPE_HELP = {
     "single": "one culprit hunk among decoys",
     "pair": "two hunks, harmless alone, slow together",
@@ -48,12 +51,18 @@ SHAPE_HELP = {
     "small-gap": "one culprit of a 10-25 % gap under 10-15 % launch noise",
     "uneven-additive": "two additive culprits, the smaller 15-25 % of the gap",
     "worker-env": "a hunk sets NCCL_PROTO inside each worker before NCCL reads it",
+    "acceptance": "fewer draft tokens accepted per cycle, the cycle time unchanged (symptom: "
+    "a throughput drop)",
 }
 # seeds the later-shape and flaky draws; "shapes-28" is the first of shapes-2, shapes-3, ...
 # under which seeds 0-10 (the ones tests and docs name) keep the shapes they always had and
 # steady start-ups (test_lab_random checks it)
 SALT = "shapes-28"
+ACCEPTANCE_SALT = "acceptance-2"  # under which seeds 0-10 keep their shapes too
 FLAKY_SHARE = 0.15  # scenarios whose launches sometimes fail at start-up
+
+
+ACCEPTANCE_SYMPTOM = "60 tok/s (was 82)"
 
 
 @dataclass
@@ -64,11 +73,14 @@ class ShapePlan:
     env: list[EnvChange] = field(default_factory=list)
     planned_gap: float | None = None  # bad / good - 1 of the verify cycle, noise-free
     noise_cv: float | None = None  # the launch noise the shape needs (None: the lab's)
+    symptom: str | None = None  # what a user would report (None: the seed's "verify 29ms")
 
 
 def later_shape(seed: int) -> str | None:
     """The later shape this seed draws, or None where the base draw stands."""
-    point = random.Random(f"{SALT}:{seed}:shape").random() * sum(SHAPES.values())
+    if random.Random(f"{ACCEPTANCE_SALT}:{seed}").random() < ACCEPTANCE_SHARE:
+        return "acceptance"
+    point = random.Random(f"{SALT}:{seed}:shape").random() * _DRAWN_TOTAL
     for name, weight in LATER_SHAPES.items():
         if point < weight:
             return name
@@ -94,6 +106,8 @@ def plan_shape(shape: str, rng: random.Random) -> ShapePlan:
         return ShapePlan([("triton", deletion), ("registry", importer)])
     if shape == "worker-env":
         return ShapePlan([library.WORKER_ENV_CULPRIT])
+    if shape == "acceptance":
+        return ShapePlan([library.ACCEPTANCE_CULPRIT], symptom=ACCEPTANCE_SYMPTOM)
     if shape == "small-gap":
         gap = round(rng.uniform(0.10, 0.25), 2)
         slot = rng.choice(knobs.KNOB_SLOTS)

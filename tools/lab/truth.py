@@ -50,6 +50,7 @@ class Truth(BaseModel):
     # bad / good - 1 of the verify cycle on a noise-free run, where the scenario plans it
     planned_gap: float | None = None
     range: RangeTruth | None = None  # range labs: the history and its culprit commits
+    symptom: str | None = None  # the symptom to investigate (None: "verify 29ms")
 
 
 def truth_dir() -> Path:
