@@ -166,9 +166,16 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str)
         assert needle in lines[0], lines[0]
 
 
+# the longest tests (a minute or more each): started first, so that no worker is left with one
+# of them at the end while the others are done
+LONGEST = ("test_transformers_lab.py", "test_tp_lab.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """mypy takes seconds of CPU and the suite leaves a core idle half the time: when the mypy
-    test is collected, mypy starts now, beside the other tests, and the test reads its answer."""
+    """The longest tests first. mypy takes seconds of CPU and the suite leaves a core idle half
+    the time: when the mypy test is collected, mypy starts now, beside the other tests, and the
+    test reads its answer."""
+    items.sort(key=lambda item: not any(name in item.nodeid for name in LONGEST))
     if any(item.name == "test_mypy_clean" for item in items):
         cache = Path(tempfile.mkdtemp(prefix="debug-agent-mypy-"))
         config.stash[MYPY] = subprocess.Popen(

@@ -63,9 +63,6 @@ def test_the_seed_lab_reproduces_and_the_control_does_not(seed_lab: Path, tmp_pa
     assert not result["reproduction"]["passed"]
     assert "concurrency" in result["reproduction"]["workload"]
     assert "[bench]" in result["notes"][-1] and "Not reproduced:" in report
-    # a symptom without a "was" value claims nothing to compare: no regression stands
-    result, _, _ = _investigate(control, "verify 29ms")
-    assert result["status"] == "no_regression"
 
 
 def _measured(state: InvestigationState, held: set[str], runs: list[dict[str, float]]) -> str:
