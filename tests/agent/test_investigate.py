@@ -13,10 +13,8 @@ from tools.lab.random_scenario import draw_scenario
 from tools.lab.truth import load_truth
 
 
-def _investigate(cwd: Path, *extra: str) -> tuple[dict, str]:
-    done = run_cli(
-        "investigate", "--symptom", "verify 29ms", "--json", *extra, cwd=cwd, timeout=300
-    )
+def _investigate(cwd: Path, *extra: str, symptom: str = "verify 29ms") -> tuple[dict, str]:
+    done = run_cli("investigate", "--symptom", symptom, "--json", *extra, cwd=cwd, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout), done.stderr
 
@@ -68,9 +66,10 @@ def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -
     lab = tmp_path / "lab"
     create_lab("seed", lab)
     before = repo_fingerprint(lab)
-    result, _ = _investigate(lab)
+    result, _ = _investigate(lab, symptom="verify 29ms (was 19)")
     assert result["status"] == "confirmed"
     assert _named_keys(result, lab) == _truth_keys(lab)
+    assert result["reproduction"]["passed"]  # the bench measures what the symptom says
     assert result["culprits"][0]["share"] > 0.8 and result["unexplained_share"] < 0.2
     m = result["metric"]
     assert m["name"] == "verify_ms" and m["bad"] > 26 and m["good"] < 21
@@ -87,6 +86,8 @@ def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -
     assert only_main_worktree(lab)
     session = Path(result["session_dir"])
     assert "parallel_state" in (session / "report.md").read_text()
+    assert "Reproduction check: passed" in (session / "report.md").read_text()
+    assert "reproduction check passed" in (session / "transcript.jsonl").read_text()
     lines = (session / "transcript.jsonl").read_text().splitlines()
     header, events = json.loads(lines[0]), [json.loads(line) for line in lines[1:]]
     assert header["kind"] == "header" and header["schema"].startswith("debug-agent.transcript/")

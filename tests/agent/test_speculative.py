@@ -50,12 +50,8 @@ def test_a_slower_cycle_reported_as_throughput_is_searched_on_the_cycle(seed_lab
     assert "the search runs on the cycle time (verify_ms)" in transcript
 
 
-def test_the_seed_lab_reproduces_and_the_control_does_not(seed_lab: Path, tmp_path: Path) -> None:
-    result, transcript, report = _investigate(seed_lab, "verify 29ms (was 19)")
-    assert result["status"] == "confirmed"
-    assert result["reproduction"]["passed"] and "reproduction check passed" in transcript
-    assert "Reproduction check: passed" in report
-
+def test_a_control_with_the_seed_symptom_is_not_reproduced(tmp_path: Path) -> None:
+    """(The seed lab with the same symptom passes the check: test_investigate's seed test.)"""
     control = tmp_path / "control"
     assert run_cli("lab", "create", "--scenario", "control", str(control)).returncode == 0
     result, transcript, report = _investigate(control, "verify 29ms (was 19)")
