@@ -33,12 +33,12 @@ STATE_TYPES = [
         "Finding",
         "Confirmation",
         "Claim",
-        "Reproduction",
     )
 ] + [
     ("agent.relevance", "Facts"),
     ("agent.relevance", "Relevance"),
     ("agent.symptom", "Symptom"),
+    ("agent.result", "ReproductionResult"),
     ("tools.repo.candidates", "Candidate"),
     ("tools.repo.commit_groups", "CommitGroups"),
     ("tools.repo.commit_groups", "RangeCommit"),

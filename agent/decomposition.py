@@ -12,24 +12,14 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel
-
+from agent.result import PartResult as Part
 from agent.state import InvestigationState, Variant
-from agent.stats import SEARCH_ALPHA, level, pooled_noise
+from agent.stats import SEARCH_ALPHA, level, p_equal, pooled_noise
 
 THROUGHPUT, ACCEPT, CYCLE = "tok_s", "accept_len", "verify_ms"
 PARTS = {ACCEPT: "accept_length", CYCLE: "cycle_ms"}  # the --json names
 WORSE = {THROUGHPUT: "lower", ACCEPT: "lower", CYCLE: "higher"}
 LEADS, FOLLOWS = 0.5, 0.2  # a part "moved alone": at least this share, the other under that
-
-
-class Part(BaseModel):
-    bad: float  # geometric mean of the state's launches
-    good: float
-    after_fix: float | None = None
-    share: float | None = None  # of the throughput gap (log scale)
-    share_ci: list[float] | None = None
-    p: float = 1.0  # of a change between bad and good
 
 
 def _values(config: Variant, name: str) -> list[float]:
@@ -39,14 +29,10 @@ def _values(config: Variant, name: str) -> list[float]:
 
 def _change(bad: list[float], good: list[float]) -> tuple[float, float, float]:
     """(log change bad - good, its standard error, two-sided p) with the pooled noise."""
-    from scipy import stats
-
-    delta = level(bad) - level(good)
     noise = pooled_noise([bad, good])
-    if noise.df < 1 or not math.isfinite(noise.sigma):
-        return delta, math.inf, 1.0
     se = noise.sigma * math.sqrt(1 / len(bad) + 1 / len(good))
-    return delta, se, float(2 * stats.t.sf(abs(delta) / se, noise.df))
+    delta = level(bad) - level(good)
+    return delta, se, p_equal(level(bad), len(bad), level(good), len(good), noise)
 
 
 def decompose(state: InvestigationState, after_key: str | None = None) -> dict[str, Part] | None:

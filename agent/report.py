@@ -18,7 +18,6 @@ from agent.result import (
     LLMResult,
     MetricResult,
     PartResult,
-    ReproductionResult,
     ResultTarget,
     SetAside,
     UnresolvedResult,
@@ -233,9 +232,7 @@ def _result(
         unresolved=_unresolved(state),
         experiments=state.experiments,
         notes=state.notes,
-        reproduction=ReproductionResult(**state.reproduction.model_dump())
-        if state.reproduction
-        else None,
+        reproduction=state.reproduction,
         decomposition=_decomposition(state, culprits),
         llm=None
         if state.llm is None
@@ -287,7 +284,4 @@ def _decomposition(
     from agent.decomposition import decompose
 
     after = state.confirmation.revert_key if state.confirmation and culprits else None
-    parts = decompose(state, after)
-    if parts is None:
-        return None
-    return {name: PartResult(**part.model_dump()) for name, part in parts.items()}
+    return decompose(state, after)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 
 from agent.levels import level
-from agent.state import InvestigationState, Reproduction
+from agent.result import ReproductionResult as Reproduction
+from agent.state import InvestigationState
 
 FAR = math.log(1.25)  # measured this far from the symptom's number (either way): say so
 
@@ -25,7 +26,7 @@ def _near_bad(value: float, symptom_bad: float, symptom_good: float) -> bool:
     return abs(math.log(value / symptom_bad)) < abs(math.log(value / symptom_good))
 
 
-def check(state: InvestigationState, workload: str) -> Reproduction | None:
+def check(state: InvestigationState) -> Reproduction | None:
     """None where the symptom gives no number in the metric measured or a reference has no
     value yet."""
     symptom = state.symptom
@@ -51,7 +52,7 @@ def check(state: InvestigationState, workload: str) -> Reproduction | None:
         good=measured_good,
         symptom_bad=symptom.bad,
         symptom_good=symptom.good,
-        workload=workload,
+        workload=state.workload,
         far=far,
         good_already_regressed=regressed,
         passed=not far and not regressed,

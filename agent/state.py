@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agent.relevance import Facts, Relevance
+from agent.result import ReproductionResult
 from agent.symptom import Symptom
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import CommitGroups
@@ -153,19 +154,6 @@ class Claim(BaseModel):
     evidence: list[str] = Field(default_factory=list)
 
 
-class Reproduction(BaseModel):
-    """The references as measured beside the symptom's numbers."""
-
-    bad: float  # measured (geometric mean of the launches)
-    good: float
-    symptom_bad: float
-    symptom_good: float | None
-    workload: str
-    far: list[str]  # what measured far from the symptom, in words
-    good_already_regressed: bool
-    passed: bool  # the bench shows the regression, near the symptom's numbers
-
-
 class InvestigationState(BaseModel):
     session_id: str
     session_dir: str
@@ -176,7 +164,7 @@ class InvestigationState(BaseModel):
     max_launches: int
     deadline: float  # time.time() by which to stop
     workload: str = ""  # what the bench measures, in words (the reproduction check quotes it)
-    reproduction: Reproduction | None = None  # the references beside the symptom's numbers
+    reproduction: ReproductionResult | None = None  # the references beside the symptom's numbers
     phase: Phase = "gather"
     stopped_in: Phase | None = None  # the phase the budget stopped
     candidates: list[Candidate] = Field(default_factory=list)

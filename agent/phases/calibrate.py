@@ -45,7 +45,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     verdict = decide(state)
     log("plan", "verdict", f"calibration: {verdict}: {state.notes[-1] if state.notes else ''}")
     if verdict != "error":
-        state.reproduction = reproduction.check(state, state.workload)
+        state.reproduction = reproduction.check(state)
     if state.reproduction is not None:
         log("plan", "thought", reproduction.describe(state.reproduction))
         if verdict == "no_regression" and _claims_regression(state):

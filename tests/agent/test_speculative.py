@@ -78,7 +78,8 @@ def test_a_good_reference_at_the_bad_level_is_already_regressed() -> None:
     state = bare_state("verify 29ms (was 19)")
     state.bad_key = _measured(state, {"a"}, [_spec(60, 1.7, 29.2), _spec(61, 1.7, 28.8)])
     state.good_key = _measured(state, set(), [_spec(60, 1.7, 28.1), _spec(61, 1.7, 28.5)])
-    found = check(state, "8 requests")
+    state.workload = "8 requests"
+    found = check(state)
     assert found is not None and found.good_already_regressed and not found.passed
     assert any("good measures 28.3 ms" in far for far in found.far)
 
