@@ -19,8 +19,10 @@ lab_app = typer.Typer(
 def _shapes_help() -> str:
     from tools.lab.shapes import SHAPE_HELP
 
-    return "Random labs: force the scenario's shape (seed 1 unless --seed). " + "; ".join(
-        f"{name}: {line}" for name, line in SHAPE_HELP.items()
+    return (
+        "Transformers labs: verify (default) or acceptance. Random labs: force the scenario's "
+        "shape (seed 1 unless --seed). "
+        + "; ".join(f"{name}: {line}" for name, line in SHAPE_HELP.items())
     )
 
 

@@ -11,6 +11,7 @@ on the launches' log values (stats), its share of the throughput gap has a 95 % 
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from agent.result import PartResult as Part
 from agent.state import InvestigationState, Variant
@@ -18,7 +19,11 @@ from agent.stats import SEARCH_ALPHA, level, p_equal, pooled_noise
 
 THROUGHPUT, ACCEPT, CYCLE = "tok_s", "accept_len", "verify_ms"
 PARTS = {ACCEPT: "accept_length", CYCLE: "cycle_ms"}  # the --json names
-WORSE = {THROUGHPUT: "lower", ACCEPT: "lower", CYCLE: "higher"}
+WORSE: dict[str, Literal["higher", "lower"]] = {
+    THROUGHPUT: "lower",
+    ACCEPT: "lower",
+    CYCLE: "higher",
+}
 LEADS, FOLLOWS = 0.5, 0.2  # a part "moved alone": at least this share, the other under that
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from agent.decomposition import WORSE
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import launch_value
 from tools.bench.serving import BenchError
@@ -71,16 +72,28 @@ class Runner:
                 if failure.stage != "start" or attempt == 2:
                     return failure
                 out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
+        value = self.value_of(result, state)
         launch = Launch(
-            value=self.value_of(result, state),
+            value=value,
             samples=result.metric.samples,
             log=result.log,
             request=planned,
             traced=trace,
             retried=f"start-up failed once: {failure.error}" if failure else None,
-            metrics={name: m.median for name, m in result.metrics.items()},
+            metrics={**self.metric_values(result), state.metric: value},
         )
         return launch, result
+
+    def metric_values(self, result: ExperimentResult) -> dict[str, float]:
+        """Each metric's value for the launch, by `per_launch` where the metric's worse side is
+        known (a search that switches to a part judges every launch the same way)."""
+        per_launch = self.config.bench.per_launch
+        return {
+            name: launch_value(m.samples, per_launch, WORSE[name])
+            if name in WORSE
+            else launch_value(m.samples, "median", "higher")
+            for name, m in result.metrics.items()
+        }
 
     def value_of(self, result: ExperimentResult, state: InvestigationState) -> float:
         """The launch's one number, as every judgement sees it."""

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import only_main_worktree, run_cli
 from tools.lab.truth import load_truth
 
@@ -41,4 +43,32 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
         _git(lab, "rev-parse", "HEAD"),
         _git(lab, "diff"),
     ) == before
+    assert only_main_worktree(lab)
+
+
+def test_the_planted_acceptance_regression_is_searched_on_acceptance(tmp_path: Path) -> None:
+    """The draft samples while the target verifies greedily: tokens per cycle fall, the cycle
+    barely moves. The throughput symptom is split, and the search measures acceptance."""
+    lab = tmp_path / "transformers-acceptance"
+    done = run_cli(
+        "lab", "create", "transformers", str(lab), "--scenario", "acceptance", timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    truth = load_truth(lab)
+    assert truth.symptom is not None and "tok/s (was" in truth.symptom
+    done = run_cli("investigate", "--symptom", truth.symptom, "--json", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    diff = {c["id"]: c for c in json.loads(run_cli("diff", "--json", cwd=lab).stdout)["candidates"]}
+    assert result["status"] == "confirmed", result["notes"]
+    named = [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]]
+    assert named == [(e.file, e.hunk) for e in truth.culprits]
+    assert result["reproduction"]["passed"], result["reproduction"]
+    parts = result["decomposition"]
+    assert parts["accept_length"]["share"] >= 0.8, parts
+    assert parts["accept_length"]["bad"] < 0.5 * parts["accept_length"]["good"]
+    # greedy decoding: the fixed tree accepts exactly what the good one does
+    assert parts["accept_length"]["after_fix"] == pytest.approx(parts["accept_length"]["good"])
+    assert result["metric"]["name"] == "accept_len"
+    assert any("the search runs on acceptance" in note for note in result["notes"])
     assert only_main_worktree(lab)

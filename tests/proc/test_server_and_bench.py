@@ -137,12 +137,18 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     )
     result = run_command_bench(regex, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["itl_ms"].samples == [12.5, 13.5]
-    (tmp_path / "out.jsonl").write_text('{"x": 1.5}\n{"x": Infinity}\nnot json\n{"x": 2.5}\n')
+    (tmp_path / "out.jsonl").write_text(
+        '{"x": 1.5, "accept_len": 3, "verify_ms": 20.0, "ok": true}\n{"x": Infinity}\n'
+        'not json\n[1]\n{"x": 2.5, "accept_len": 4, "verify_ms": 0, "note": "n"}\n'
+    )
     jsonl = BenchSection(
         kind="command", metric="x", command="true", metric_jsonl="out.jsonl", metric_key="x"
     )
     result = run_command_bench(jsonl, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
     assert result.metrics["x"].samples == [1.5, 2.5]
+    # the records' other numbers ride along; a zero time is no measurement, a flag no number
+    extra = {name: (m.samples, m.unit) for name, m in result.metrics.items() if name != "x"}
+    assert extra == {"accept_len": ([3.0, 4.0], "tokens"), "verify_ms": ([20.0], "ms")}
     failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
     with pytest.raises(BenchError, match="exited with 4: boom"):
         run_command_bench(failing, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")

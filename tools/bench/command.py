@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Protocol
@@ -58,8 +57,9 @@ def _from_regex(pattern: str, text: str) -> list[float]:
     return values
 
 
-def _from_jsonl(node: Shell, path: PurePath, key: str) -> list[float]:
-    values = []
+def _from_jsonl(node: Shell, path: PurePath) -> dict[str, list[float]]:
+    """Every numeric key of the JSONL file's records, its values in record order."""
+    series: dict[str, list[float]] = {}
     try:
         lines = node.read_text(path).splitlines()
     except (OSError, ToolError) as e:
@@ -68,12 +68,35 @@ def _from_jsonl(node: Shell, path: PurePath, key: str) -> list[float]:
         ) from None
     for line in lines:
         try:
-            value = json.loads(line).get(key)
-        except (json.JSONDecodeError, AttributeError):
+            record = json.loads(line)
+        except json.JSONDecodeError:
             continue
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            values.append(float(value))
-    return values
+        if not isinstance(record, dict):
+            continue
+        for key, value in record.items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                series.setdefault(str(key), []).append(float(value))
+    return series
+
+
+def _unit(name: str) -> str:
+    """A unit for a JSONL key beside the bench's metric, by the names benches use."""
+    if name.endswith("_ms"):
+        return "ms"
+    if name.endswith("_s") and name != "tok_s":
+        return "s"
+    return {"tok_s": "tok/s", "accept_len": "tokens"}.get(name, "")
+
+
+def _metric(name: str, unit: str, values: list[float]) -> Metric:
+    return Metric(
+        name=name,
+        unit=unit,
+        median=statistics.median(values),
+        mean=statistics.fmean(values),
+        samples=values,
+        source="command",
+    )
 
 
 class Shell(Protocol):
@@ -115,13 +138,12 @@ def run_command_bench(
     if code != 0:
         last = output.strip().splitlines()[-1] if output.strip() else ""
         raise BenchError(f"bench command exited with {code}: {last}")
-    values = _values(
-        bench,
-        output,
-        lambda: _from_jsonl(
-            node, cwd / places.fill(bench.metric_jsonl or ""), bench.metric_key or ""
-        ),
-    )
+    series: dict[str, list[float]] = {}
+    if bench.metric_jsonl and bench.metric_key and not bench.metric_regex:
+        series = _from_jsonl(node, cwd / places.fill(bench.metric_jsonl))
+        values = series.pop(bench.metric_key, [])
+    else:
+        values = _values(bench, output)
     if not values:
         raise BenchError(
             f"the bench command's output has no value for {bench.metric!r} (see {log_path})"
@@ -134,23 +156,20 @@ def run_command_bench(
             f"{', '.join(f'{v:g}' for v in wrong[:3])}: not a measurement (a time or "
             f"rate is a finite number above zero; see {log_path})"
         )
-    metric = Metric(
-        name=bench.metric,
-        unit=bench.unit,
-        median=statistics.median(values),
-        mean=statistics.fmean(values),
-        samples=values,
-        source="command",
-    )
-    return BenchResult(samples=[], metrics={bench.metric: metric})
+    # the records' other numbers ride along (a speculative bench's accept_len, verify_ms)
+    metrics = {
+        name: _metric(name, _unit(name), kept)
+        for name, found in series.items()
+        if name != bench.metric and (kept := [v for v in found if is_measurement(v)])
+    }
+    metrics[bench.metric] = _metric(bench.metric, bench.unit, values)
+    return BenchResult(samples=[], metrics=metrics)
 
 
-def _values(bench: BenchSection, output: str, from_jsonl: Callable[[], list[float]]) -> list[float]:
-    """The metric's samples: by the regex, from the JSONL file, or from a bench_serving block."""
+def _values(bench: BenchSection, output: str) -> list[float]:
+    """The metric's samples: by the regex, or from a bench_serving block in the output."""
     if bench.metric_regex:
         return _from_regex(bench.metric_regex, output)
-    if bench.metric_jsonl and bench.metric_key:
-        return from_jsonl()
     block = parse_bench_serving_block(output) or {}  # its row named by bench.metric
     if bench.metric not in block:
         raise BenchError(

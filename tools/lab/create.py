@@ -41,11 +41,13 @@ def create_lab(
         raise LabError(f"unknown lab kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if noise is not None and not 0.0 <= noise <= 0.5:
         raise LabError(f"--noise {noise} is outside [0, 0.5]")
-    if (shape is not None or flaky is not None) and kind != "random":
-        raise LabError("--scenario and --flaky-start are for random labs")
-    if shape is not None and shape not in SHAPES:
+    if flaky is not None and kind != "random":
+        raise LabError("--flaky-start is for random labs")
+    if shape is not None and kind not in ("random", "transformers"):
+        raise LabError("--scenario is for random and transformers labs")
+    if shape is not None and kind == "random" and shape not in SHAPES:
         raise LabError(f"unknown scenario shape {shape!r}; choose one of: {', '.join(SHAPES)}")
-    if shape is not None and seed is None:
+    if shape is not None and kind == "random" and seed is None:
         seed = 1
     if kind in ("random", "range") and seed is None:
         raise LabError(f"'lab create {kind}' needs --seed N")
@@ -76,7 +78,7 @@ def create_lab(
     elif kind == "transformers":
         from tools.lab.transformers_lab import build_transformers_lab
 
-        truth, config, n_changes = build_transformers_lab(dest)
+        truth, config, n_changes = build_transformers_lab(dest, shape or "verify")
     else:
         from tools.lab.random_scenario import build_random
 

@@ -3,9 +3,11 @@
 The *installed* transformers package is copied into a new git repository (at build time; its
 code is never part of debug-agent) and committed as the good state, beside a small HTTP server
 (transformers-target/serve.py) that runs assisted generation (speculative decoding) with a
-random-weight Llama target and draft. Then changes are left uncommitted: one real regression on
-the verify path and decoys, some in code the run never imports. The anchors are those of
-transformers 5.17; another version that lacks one is refused with a clear error.
+random-weight Llama target and its layer-skip draft. Then changes are left uncommitted: one real
+regression and decoys, some in code the run never imports. The scenario picks the regression:
+"verify" (the verify step gets slower) or "acceptance" (the draft samples, so fewer of its
+tokens are accepted while every step costs the same). The anchors are those of transformers
+5.17; another version that lacks one is refused with a clear error.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tools.lab.truth import Truth
 FILES = Path(__file__).parent / "transformers-target"
 PKG = "src/transformers"
 
-CULPRIT = Change(
+VERIFY_CULPRIT = Change(
     file=f"{PKG}/generation/utils.py",
     role="culprit",
     kind="verify-cache-rebuilt",
@@ -39,6 +41,23 @@ CULPRIT = Change(
 """,
     why="every verify step re-runs the target over the whole sequence without its KV cache",
 )
+
+ACCEPTANCE_CULPRIT = Change(
+    file=f"{PKG}/generation/candidate_generator.py",
+    role="culprit",
+    kind="draft-sampled",
+    old="""        self.generation_config.return_dict_in_generate = True
+        self.generation_config.output_scores = True
+""",
+    new="""        self.generation_config.return_dict_in_generate = True
+        self.generation_config.output_scores = True
+        # sample the drafts (top-k, as plain generation does): greedy drafts repeat themselves
+        self.generation_config.do_sample = True
+""",
+    why="the draft samples its tokens while the target verifies greedily: most drafts are "
+    "rejected, each cycle costs the same",
+)
+CULPRITS = {"verify": VERIFY_CULPRIT, "acceptance": ACCEPTANCE_CULPRIT}
 
 KEY_STATES = "        key_states = self.k_proj(hidden_states).view(hidden_shape).transpose(1, 2)"
 NEW_TOKENS = "        min_new_tokens, max_new_tokens = "
@@ -98,10 +117,9 @@ timeout_s = 300
 
 [bench]
 kind = "command"
-command = "{{python}} bench.py {{base_url}} --requests {requests}"
-metric = "ms_per_token"
-unit = "ms"
-metric_regex = "ms_per_token: ([0-9.]+)"
+command = "{{python}} bench.py {{base_url}} --requests {requests} --out bench.jsonl"
+metric_jsonl = "bench.jsonl"   # a record a request: its other figures ride along
+{metric}
 timeout_s = 600
 # HF generate is paced by the host CPU, which a shared VM slows 2x for seconds at a time
 # (docs/real-runs.md): the fastest request is the launch's steadiest figure
@@ -111,8 +129,15 @@ per_launch = "best"
 max_launches = 24
 
 [symptom]
-default = "per token 20ms"
+default = "{symptom}"
 """
+METRICS = {  # the bench's metric and the default symptom, by scenario
+    "verify": (
+        'metric = "ms_per_token"\nmetric_key = "ms_per_token"\nunit = "ms"',
+        "per token 20ms",
+    ),
+    "acceptance": ('metric = "tok_s"\nmetric_key = "tok_s"\nunit = "tok/s"', "60 tok/s (was 240)"),
+}
 
 
 def installed_transformers() -> tuple[Path, str]:
@@ -127,13 +152,20 @@ def installed_transformers() -> tuple[Path, str]:
     return source, found.group(1) if found else "unknown"
 
 
-def build_transformers_lab(dest: Path, requests: int = 8) -> tuple[Truth, Path, int]:
+def build_transformers_lab(
+    dest: Path, scenario: str = "verify", requests: int = 8
+) -> tuple[Truth, Path, int]:
+    if scenario not in CULPRITS:
+        raise LabError(
+            f"unknown transformers scenario {scenario!r}; choose one of: {', '.join(CULPRITS)}"
+        )
     source, version = installed_transformers()
     shutil.copytree(source, dest / PKG, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("serve.py", "bench.py"):
         shutil.copyfile(FILES / name, dest / name)
+    (dest / ".gitignore").write_text("bench.jsonl\n")
     repo = commit_good(dest, f"transformers {version} and the assisted-generation server")
-    changes = [CULPRIT, *DECOYS]
+    changes = [CULPRITS[scenario], *DECOYS]
     for change in changes:
         try:
             change.apply(dest)
@@ -144,12 +176,16 @@ def build_transformers_lab(dest: Path, requests: int = 8) -> tuple[Truth, Path, 
             ) from None
     culprits, decoys = hunk_truth(repo, changes)
     config = dest / "debug-agent.toml"
-    config.write_text(CONFIG.format(version=version, requests=requests))
+    metric, symptom = METRICS[scenario]
+    config.write_text(
+        CONFIG.format(version=version, requests=requests, metric=metric, symptom=symptom)
+    )
     truth = Truth(
-        scenario=f"transformers {version}",
+        scenario=f"transformers {version} ({scenario})",
         culprits=culprits,
         decoys=decoys,
         regression=True,
         expected={},
+        symptom=symptom if scenario == "acceptance" else None,
     )
     return truth, config, len(changes)
