@@ -45,7 +45,8 @@ warmup = 2
 # per_launch = "best"   # a launch's value is its requests' median; "best" (the fastest request)
 #                       # for a shared VM whose CPU slows for seconds at a time
 # kind = "command": command = "...", metric = "name", and metric_regex = "..." (group 1) or
-# metric_jsonl = "file" with metric_key = "key"
+# metric_jsonl = "file" with metric_key = "key" (the records' other numeric keys are kept too:
+#   tok_s, accept_len and verify_ms let a speculative throughput be split into its parts)
 
 [budget]
 max_launches = 40
