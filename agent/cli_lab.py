@@ -107,6 +107,20 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
     typer.echo(load_truth(directory).model_dump_json(indent=2))
 
 
+def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.lab_bench.ScenarioScore
+    return (
+        f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
+        f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches}"
+        + (f", commit bisect + ddmin inside {s.range_baseline})" if ranges else ")")
+        + (
+            f"; {s.rounds} rounds of {slots}; serially {s.serial_outcome}, "
+            f"{s.serial_launches} launches"
+            if slots > 1
+            else ""
+        )
+    )
+
+
 @lab_app.command("bench")
 def lab_bench(
     scenarios: Annotated[int, typer.Option(min=1, help="How many generated scenarios.")] = 30,
@@ -124,6 +138,15 @@ def lab_bench(
             "beside git bisect over the commits plus ddmin inside the culprit commit.",
         ),
     ] = False,
+    slots: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Experiments at once, as tasks on a local Ray (needs the ray extra); each "
+            "scenario also runs serially, beside it.",
+        ),
+    ] = 1,
 ) -> None:
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
     import json
@@ -135,14 +158,10 @@ def lab_bench(
     console = Console(stderr=True)
 
     def progress(s) -> None:
-        console.print(
-            f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
-            f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches}"
-            + (f", commit bisect + ddmin inside {s.range_baseline})" if ranges else ")")
-        )
+        console.print(_score_line(s, ranges, slots))
 
     scores, summary = run_bench(
-        scenarios, seed, noise, on_score=None if as_json else progress, ranges=ranges
+        scenarios, seed, noise, on_score=None if as_json else progress, ranges=ranges, slots=slots
     )
     if as_json:
         typer.echo(

@@ -2,9 +2,10 @@
 
     gather -> hypothesize -> plan -> experiment -> judge -> plan -> ... -> report
 
-`plan` asks the phases (agent.phases) for one launch at a time; `experiment` makes it; `judge`
-scores it. The nodes get the runner, transcript, repository and reasoner from LangGraph's runtime
-context; each works on a copy of the state (a node killed half-way re-runs from its top).
+`plan` asks the phases (agent.phases) for the next launch, and with [cluster] slots for a round
+of launches useful together (agent.rounds); `experiment` makes them; `judge` scores them. The
+nodes get the runner, transcript, repository and reasoner from LangGraph's runtime context;
+each works on a copy of the state (a node killed half-way re-runs from its top).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agent import phases
 from agent.disturbed import set_aside_disturbed
 from agent.gather import facts_from
 from agent.hypothesize import hypothesize as hypotheses_of
@@ -23,6 +23,7 @@ from agent.llm.reasoner import LLMReasoner
 from agent.phases import lines
 from agent.phases.launches import launch_traced, record_experiment, references
 from agent.report import finish
+from agent.rounds import plan_round
 from agent.runner import Runner
 from agent.state import InvestigationState
 from agent.transcript import Transcript
@@ -82,37 +83,36 @@ def hypothesize(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 
 
 def plan(state: InvestigationState, runtime: Runtime[Context]) -> dict:
-    """The user's decisions (chat) first; then the phases' next launch, or the report."""
+    """The user's decisions (chat) first; then the next round of launches, or the report."""
     ctx, s = runtime.context, state.model_copy(deep=True)
     s.steps += 1
     while ctx.inbox:
         apply_user_decision(s, ctx.inbox.pop(0), ctx.log)
-    s.pending = phases.next_launch(s, ctx.reasoner.choose if ctx.reasoner else None, ctx.log)
-    if s.pending is not None:
-        ctx.log("plan", "thought", s.pending.why, config=s.configs[s.pending.key].label)
+    chooser = ctx.reasoner.choose if ctx.reasoner else None
+    s.pending = plan_round(s, ctx.runner.slots, chooser, ctx.log)  # logs it, counts it
     return dict(s)
 
 
 def experiment(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     ctx, s = runtime.context, state.model_copy(deep=True)
-    req = s.pending
-    assert req is not None  # route() sends here only with a pending launch
-    config = s.configs[req.key]
-    if not ctx.approved(f"{config.label} ({req.why})"):
-        s.pending = None  # skipped: plan chooses again, with the user's latest decisions
+    todo = [req for req in s.pending if not s.configs[req.key].made(req.id)]  # not twice
+    if not ctx.approved("; ".join(f"{s.configs[r.key].label} ({r.why})" for r in todo)):
+        s.pending = []  # skipped: plan chooses again, with the user's latest decisions
         return dict(s)
-    if not config.made(req.id):  # else done before a crash: not launched twice
-        record_experiment(s, config, ctx.runner.launch(s, config, req.id), ctx.log)
+    outcomes = ctx.runner.launch_round(s, [(s.configs[r.key], r.id, False) for r in todo])
+    for req, outcome in zip(todo, outcomes, strict=True):  # in the round's order, always
+        record_experiment(s, s.configs[req.key], outcome, ctx.log)
     return dict(s)
 
 
 def judge(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     s = state.model_copy(deep=True)
-    if s.pending is not None:
+    if s.pending:
         for line in set_aside_disturbed(s):
             runtime.context.log("judge", "thought", line)
         update_levels(s)
-        lines.verdict(s, s.pending.key, runtime.context.log)
+        for key in dict.fromkeys(req.key for req in s.pending):
+            lines.verdict(s, key, runtime.context.log)
     return dict(s)
 
 
@@ -130,7 +130,7 @@ def route(state: InvestigationState) -> str:
     launch it asks for, or the report."""
     if state.phase == "hypothesize":
         return "hypothesize"
-    return "experiment" if state.pending is not None else "report"
+    return "experiment" if state.pending else "report"
 
 
 def build_graph(checkpointer=None):

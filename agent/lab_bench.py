@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -33,6 +35,10 @@ class ScenarioScore(BaseModel):
     # range labs: noise-free git bisect over the commits (skipping those that do not start)
     # plus ddmin inside each culprit commit
     range_baseline: int | None = None
+    rounds: int = 0  # rounds of launches (with --slots K: up to K launches each)
+    # with --slots: the same scenario run serially, for comparison
+    serial_outcome: str | None = None
+    serial_launches: int | None = None
 
 
 def _entry_keys(entries: list[TruthEntry]) -> set[str]:
@@ -79,10 +85,13 @@ def _commits_right(result: dict, by_id: dict, want: dict[str, str]) -> bool:
 
 
 def score_scenario(
-    seed: int, noise: float | None, work: Path, ranges: bool = False
+    seed: int, noise: float | None, work: Path, ranges: bool = False, slots: int = 1
 ) -> ScenarioScore:
-    lab = work / f"lab-{seed}"
+    lab = work / f"lab-{seed}-{slots}"
     create_lab("range" if ranges else "random", lab, seed=seed, noise=noise)
+    if slots > 1:  # the experiments as Ray tasks, on the Ray run_bench started
+        with (lab / "debug-agent.toml").open("a") as config:
+            config.write(f'\n[cluster]\nray = "local"\nslots = {slots}\n')
     truth = load_truth(lab)
     cands = list_candidates(lab, load_config(lab))
     by_id = {c.id: c for c in cands.candidates}
@@ -116,16 +125,26 @@ def score_scenario(
         bisect_launches=bisect_launches(len(cands.candidates)),
         ddmin_launches=ddmin_launches(len(cands.candidates), positions, together),
         range_baseline=range_baseline(truth.range) if truth.range else None,
+        rounds=result.get("rounds") or result["launches"],
     )
 
 
 def run_bench(
-    scenarios: int, seed: int, noise: float | None, on_score=None, ranges: bool = False
+    scenarios: int,
+    seed: int,
+    noise: float | None,
+    on_score=None,
+    ranges: bool = False,
+    slots: int = 1,
 ) -> tuple[list[ScenarioScore], dict]:
+    """Each scenario scored; with `slots`, run serially too and set beside it."""
     scores = []
-    with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp, _ray(slots):
         for i in range(scenarios):
-            score = score_scenario(seed + i, noise, Path(tmp), ranges)
+            score = score_scenario(seed + i, noise, Path(tmp), ranges, slots)
+            if slots > 1:
+                serial = score_scenario(seed + i, noise, Path(tmp), ranges)
+                score.serial_outcome, score.serial_launches = serial.outcome, serial.launches
             scores.append(score)
             if on_score:
                 on_score(score)
@@ -134,9 +153,34 @@ def run_bench(
         "wrong": sum(s.outcome == "wrong" for s in scores),
         "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
         "median_launches": statistics.median(s.launches for s in scores),
+        "median_rounds": statistics.median(s.rounds for s in scores),
         "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
         "median_ddmin_launches": statistics.median(s.ddmin_launches for s in scores),
     }
+    if slots > 1:
+        summary["slots"] = slots
+        summary["median_serial_launches"] = statistics.median(
+            s.serial_launches or 0 for s in scores
+        )
+        summary["serial_correct"] = sum(s.serial_outcome == "correct" for s in scores)
+        summary["same_outcome"] = sum(s.serial_outcome == s.outcome for s in scores)
     if ranges:
         summary["median_range_baseline"] = statistics.median(s.range_baseline or 0 for s in scores)
     return scores, summary
+
+
+@contextmanager
+def _ray(slots: int) -> Iterator[None]:
+    """One local Ray for the whole bench (each session leaves it running)."""
+    if slots == 1:
+        yield
+        return
+    import ray
+
+    from tools.cluster.ray_pool import connect
+
+    connect("local")
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -228,6 +228,7 @@ def _result(
             if h.status == "cleared"
         ],
         launches=state.launches,
+        rounds=state.rounds,
         set_aside=_set_aside(state),
         unresolved=_unresolved(state),
         experiments=state.experiments,

@@ -168,6 +168,9 @@ class InvestigationResult(BaseModel):
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int
+    # rounds of launches ([cluster] slots run a round's launches at once; serially, one
+    # launch a round); absent from results older than rounds
+    rounds: int | None = None
     set_aside: list[SetAside] = []  # absent from results older than disturbed launches
     unresolved: list[UnresolvedResult] = []  # absent from results older than failed launches
     experiments: int

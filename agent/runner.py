@@ -10,8 +10,10 @@ from agent.decomposition import WORSE
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import launch_value
 from tools.bench.serving import BenchError
+from tools.cluster.attempt import attempt
+from tools.cluster.ray_pool import Job, JobOutcome, RayPool
 from tools.config import TargetConfig
-from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
+from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec
 from tools.proc.server import ServerError
 from tools.progress import ProgressCallbacks
 from tools.repo.candidates import CandidateSet, GitError
@@ -35,6 +37,7 @@ class Runner:
     ) -> None:
         self.target = Target(config, config_dir, cands)
         self.progress = ProgressCallbacks(on_phase, on_request)
+        self._pool: RayPool | None = None
 
     @property
     def config(self) -> TargetConfig:
@@ -55,6 +58,39 @@ class Runner:
         `planned` (its output folder, and the launch's record of what asked for it); or, when
         its tree does not build, its server does not start (twice: flaky starts exist) or its
         bench fails, the Failure that says why (never a value)."""
+        job = self._job(state, variant, planned, trace)
+        result, retried = attempt(self.target, job.spec, job.out, job.options)
+        return self._outcome(state, JobOutcome(result, retried, node="local"), planned, job)
+
+    def launch_round(
+        self, state: InvestigationState, planned: list[tuple[Variant, int, bool]]
+    ) -> list[tuple[Launch, ExperimentResult] | Failure]:
+        """The round's launches (each: its variant, its number, whether traced), at once on the
+        cluster when it has slots; the outcomes in the order given."""
+        if self.slots == 1 or len(planned) == 1:
+            return [self.launch(state, variant, n, trace) for variant, n, trace in planned]
+        jobs = [self._job(state, variant, n, trace) for variant, n, trace in planned]
+        outcomes = self.pool().run(self.target, jobs)
+        return [
+            self._outcome(state, outcome, n, job)
+            for (_, n, _), job, outcome in zip(planned, jobs, outcomes, strict=True)
+        ]
+
+    @property
+    def slots(self) -> int:
+        return self.config.cluster.slots
+
+    def pool(self) -> RayPool:
+        if self._pool is None:
+            self._pool = RayPool(self.config.cluster)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    def _job(self, state: InvestigationState, variant: Variant, planned: int, trace: bool) -> Job:
         spec = (
             ExperimentSpec(base="bad", reverted=variant.ids)
             if variant.base == "bad"
@@ -62,25 +98,24 @@ class Runner:
         )
         out = Path(state.session_dir) / "launches" / f"{planned:03d}"
         options = ExperimentOptions(metric=state.metric, trace=trace, progress=self.progress)
-        failure = None
-        for attempt in (1, 2):
-            try:
-                result = run_experiment(self.target, spec, out, options)
-                break
-            except (GitError, ServerError, BenchError) as e:
-                failure = _failure(e, planned, out)
-                if failure.stage != "start" or attempt == 2:
-                    return failure
-                out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
+        return Job(spec=spec, out=out, options=options)
+
+    def _outcome(
+        self, state: InvestigationState, outcome: JobOutcome, planned: int, job: Job
+    ) -> tuple[Launch, ExperimentResult] | Failure:
+        result = outcome.result
+        if not isinstance(result, ExperimentResult):
+            return _failure(result, planned, job.out)
         value = self.value_of(result, state)
         launch = Launch(
             value=value,
             samples=result.metric.samples,
             log=result.log,
             request=planned,
-            traced=trace,
-            retried=f"start-up failed once: {failure.error}" if failure else None,
+            traced=job.options.trace,
+            retried=f"start-up failed once: {outcome.retried}" if outcome.retried else None,
             metrics={**self.metric_values(result), state.metric: value},
+            node=None if outcome.node == "local" else outcome.node,
         )
         return launch, result
 

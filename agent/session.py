@@ -245,6 +245,7 @@ class Session:
         self.graph.update_state(self.config, values, as_node=as_node)
 
     def close(self) -> None:
+        self.ctx.runner.close()  # the cluster connection, when experiments ran on one
         self.connection.close()
 
     def __enter__(self) -> Session:

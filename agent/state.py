@@ -6,7 +6,7 @@ import hashlib
 import statistics
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from agent.relevance import Facts, Relevance
 from agent.result import ReproductionResult
@@ -36,9 +36,10 @@ class Launch(BaseModel):
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted
     traced: bool = False  # launched with the import trace (gather)
     retried: str | None = None  # a first attempt that failed to start, and why
-    # every metric the bench derived, the median of its requests (tok/s, verify_ms, accept_len):
-    # the speculative decomposition reads them, and the search may switch to one of them
+    # every metric the bench derived, over its requests as `per_launch` says (tok/s, verify_ms,
+    # accept_len): the speculative decomposition reads them, the search may switch to one
     metrics: dict[str, float] = Field(default_factory=dict)
+    node: str | None = None  # the cluster node it ran on (None: this machine, or [host])
 
 
 class Failure(BaseModel):
@@ -180,7 +181,8 @@ class InvestigationState(BaseModel):
     tasks: list[Task] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     confirmation: Confirmation | None = None
-    pending: PlannedLaunch | None = None
+    pending: list[PlannedLaunch] = Field(default_factory=list)  # the round being launched
+    rounds: int = 0  # rounds of launches (a round holds up to [cluster] slots launches)
     next_request: int = 1
     launches: int = 0
     experiments: int = 0
@@ -191,6 +193,14 @@ class InvestigationState(BaseModel):
     llm: dict | None = None  # model name and usage, when the LLM reasoner ran
     status: Status | None = None
     result: dict | None = None
+
+    @field_validator("pending", mode="before")
+    @classmethod
+    def _one_pending_launch(cls, value: object) -> object:
+        """Sessions saved before rounds held one pending launch, or none."""
+        if value is None:
+            return []
+        return [value] if isinstance(value, dict) else value
 
     @property
     def unit(self) -> str:

@@ -180,6 +180,26 @@ class SymptomSection(_Section):
 SERVER_PLACEHOLDERS = ("{port}", "{base_url}")
 
 
+class ClusterSection(_Section):
+    """Experiments in parallel on a Ray cluster (optional: `pip install 'debug-agent[ray]'`)."""
+
+    ray: str | None = None  # "local" (started for the run), "auto" (this machine's), an address
+    slots: int = Field(default=1, ge=1, le=64)  # experiments at once
+    # what one experiment needs of a node, in Ray's resource names: {GPU = 8}, {CPU = 4}, ...
+    resources: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _slots_need_ray(self) -> ClusterSection:
+        if self.slots > 1 and not self.ray:
+            raise ValueError(
+                'slots > 1 needs ray = "local", "auto" or a cluster address (experiments run '
+                "as Ray tasks)"
+            )
+        if any(amount < 0 for amount in self.resources.values()):
+            raise ValueError("resources are amounts of 0 or more")
+        return self
+
+
 class TargetConfig(_Section):
     target: TargetSection = Field(default_factory=TargetSection)
     launch: LaunchSection  # without [launch]: the bench command (see `bench_only`)
@@ -189,6 +209,7 @@ class TargetConfig(_Section):
     budget: BudgetSection = Field(default_factory=BudgetSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     host: HostSection | None = None  # absent: the target is on this machine
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
     _bench_only: bool = PrivateAttr(default=False)
     _config_dir: Path | None = PrivateAttr(default=None)
 

@@ -59,24 +59,32 @@ def record_failure(state: InvestigationState, config: Variant, failure: Failure)
 def launch_traced(
     state: InvestigationState, runner: Runner, log: Log
 ) -> tuple[ExperimentResult, ExperimentResult] | None:
-    """Each reference's first launch, with the import trace: the bad one, then the good one;
-    None (and a note) as soon as one cannot run."""
-    results = []
-    for key in (state.bad_key, state.good_key):
-        config = state.configs[key]
-        while True:
-            outcome = runner.launch(state, config, request(state, key, "gather").id, trace=True)
-            if not isinstance(outcome, Failure):
-                break
-            record_failure(state, config, outcome)
-            failed(state, config, outcome, log)
-            if unresolved(config):
-                state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
-                return None
-        record(state, config, outcome[0])
-        facts(state, config, outcome[0], log)
-        results.append(outcome[1])
-    return results[0], results[1]
+    """Each reference's first launch, with the import trace: bad and good in one round (one
+    after the other without slots), and with slots to spare the replicates calibration will
+    ask for; None (and a note) as soon as a reference cannot run."""
+    results: dict[str, ExperimentResult] = {}
+    waiting = [state.bad_key, state.good_key]
+    spare = [state.bad_key, state.good_key][: max(0, min(2, runner.slots - 2))]
+    while waiting:
+        planned = [(state.configs[k], request(state, k, "gather").id, True) for k in waiting]
+        planned += [(state.configs[k], request(state, k, "calibrate").id, False) for k in spare]
+        state.rounds += 1
+        outcomes = runner.launch_round(state, planned)
+        for (config, _, traced), outcome in zip(planned, outcomes, strict=True):
+            if not traced:
+                record_experiment(state, config, outcome, log)
+            elif isinstance(outcome, Failure):
+                record_failure(state, config, outcome)
+                failed(state, config, outcome, log)
+                if unresolved(config):
+                    state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+                    return None
+            else:
+                record(state, config, outcome[0])
+                facts(state, config, outcome[0], log)
+                results[config.key] = outcome[1]
+        waiting, spare = [k for k in waiting if k not in results], []
+    return results[state.bad_key], results[state.good_key]
 
 
 def record_experiment(

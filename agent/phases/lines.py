@@ -38,6 +38,7 @@ def facts(state: InvestigationState, config: Variant, launch: Launch, log: Log) 
         f"{state.metric} {launch.value:.3g} {state.unit}",
         log=launch.log,
         samples=launch.samples,
+        ran_on=launch.node,
     )
 
 
@@ -127,6 +128,7 @@ def launched(
         value=launch.value,
         samples=launch.samples,
         log=launch.log,
+        ran_on=launch.node,
     )
 
 

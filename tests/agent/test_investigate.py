@@ -138,6 +138,7 @@ def test_lab_bench_scores_against_the_truth() -> None:
         "wrong",
         "inconclusive",
         "median_launches",
+        "median_rounds",
         "median_bisect_launches",
         "median_ddmin_launches",
     }

@@ -63,7 +63,9 @@ def test_the_planted_acceptance_regression_is_searched_on_acceptance(tmp_path: P
     assert result["status"] == "confirmed", result["notes"]
     named = [(diff[c["id"]]["file"], diff[c["id"]]["header"]) for c in result["culprits"]]
     assert named == [(e.file, e.hunk) for e in truth.culprits]
-    assert result["reproduction"]["passed"], result["reproduction"]
+    # the symptom's numbers are one machine's: a slower CPU measures far from them (said in
+    # the transcript), never "not reproduced" while the regression is there
+    assert result["reproduction"]["bad"] < 0.5 * result["reproduction"]["good"]
     parts = result["decomposition"]
     assert parts["accept_length"]["share"] >= 0.8, parts
     assert parts["accept_length"]["bad"] < 0.5 * parts["accept_length"]["good"]

@@ -10,6 +10,7 @@ crashed run's leftovers from a live run's and remove them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
@@ -117,9 +118,28 @@ class StaleWorktree(BaseModel):
     owner_pid: int
 
 
+@contextmanager
+def _worktrees_of(repo: git.Repo) -> Iterator[None]:
+    """One process at a time adds, lists or removes a repository's worktrees: experiments run
+    side by side (a cluster's slots on one node) and git reads a worktree half made as an
+    error. The lock file is ours, in the temp folder, never in the user's repository."""
+    import fcntl
+
+    key = hashlib.sha1(str(Path(repo.git_dir).resolve()).encode()).hexdigest()[:16]
+    lock = Path(tempfile.gettempdir()) / f"debug-agent-worktrees-{key}.lock"
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
     found, path = [], None
-    for line in repo.git.worktree("list", "--porcelain").splitlines():
+    with _worktrees_of(repo):
+        listing = repo.git.worktree("list", "--porcelain")
+    for line in listing.splitlines():
         if line.startswith("worktree "):
             path = line.removeprefix("worktree ")
         elif line.startswith("locked " + LOCK_REASON) and path:
@@ -130,7 +150,8 @@ def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
 
 
 def _remove(repo: git.Repo, path: str) -> None:
-    with contextlib.suppress(git.GitCommandError):  # if unregistered, only the folder is left
+    # if unregistered, only the folder is left
+    with _worktrees_of(repo), contextlib.suppress(git.GitCommandError):
         repo.git.worktree("remove", "--force", "--force", path)
     shutil.rmtree(path, ignore_errors=True)
 
@@ -157,9 +178,16 @@ def scratch_worktree(
     pointer lives only there); removed on exit, always."""
     repo = open_repo(repo_dir)
     path = Path(tempfile.mkdtemp(prefix=PREFIX))
-    repo.git.worktree(
-        "add", "--detach", "--lock", "--reason", f"{LOCK_REASON}{os.getpid()}", str(path), good_sha
-    )
+    with _worktrees_of(repo):
+        repo.git.worktree(
+            "add",
+            "--detach",
+            "--lock",
+            "--reason",
+            f"{LOCK_REASON}{os.getpid()}",
+            str(path),
+            good_sha,
+        )
     try:
         if patches:
             patch_text = join_patches(patches)

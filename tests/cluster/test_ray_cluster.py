@@ -1,0 +1,125 @@
+"""Experiments on a real two-node Ray cluster: a head and a second node, started with Ray's own
+cluster utilities on this machine (each its own raylet, with two experiment slots)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
+
+SLOTS_PER_NODE = 2
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[str, set[str]]]:
+    """The cluster's address and its two node ids (shortened as the transcript gives them)."""
+    from ray.cluster_utils import Cluster
+
+    args = {"num_cpus": 1, "resources": {"slot": SLOTS_PER_NODE}}
+    ray_cluster = Cluster(initialize_head=True, head_node_args={**args, "include_dashboard": False})
+    try:
+        second = ray_cluster.add_node(**args)
+        ray_cluster.wait_for_nodes()
+        nodes = {ray_cluster.head_node.node_id[:8], second.node_id[:8]}
+        yield ray_cluster.address, nodes
+    finally:
+        ray_cluster.shutdown()
+
+
+def _seed_lab(tmp_path: Path, name: str, address: str | None) -> Path:
+    lab = tmp_path / name
+    assert run_cli("lab", "create", "seed", str(lab)).returncode == 0
+    if address:
+        with (lab / "debug-agent.toml").open("a") as config:
+            config.write(f'\n[cluster]\nray = "{address}"\nslots = 4\nresources = {{ slot = 1 }}\n')
+    return lab
+
+
+def _lab_processes(lab: Path) -> list[psutil.Process]:
+    """Servers (and anything else) started from the lab's scratch worktrees."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["cwd"] or "")
+        except (psutil.Error, TypeError):
+            continue
+        if "debug-agent-wt-" in text or str(lab) in text:
+            found.append(proc)
+    return [p for p in found if p.pid != os.getpid()]
+
+
+def _payloads(session_dir: str) -> list[dict]:
+    lines = (Path(session_dir) / "transcript.jsonl").read_text().splitlines()
+    return [event.get("payload") or {} for event in map(json.loads, lines)]
+
+
+def test_a_lab_on_two_nodes_gives_the_serial_verdict(
+    cluster: tuple[str, set[str]], tmp_path: Path
+) -> None:
+    address, nodes = cluster
+    serial = json.loads(
+        run_cli(
+            "investigate",
+            "--symptom",
+            "verify 29ms",
+            "--json",
+            cwd=_seed_lab(tmp_path, "serial", None),
+            timeout=300,
+        ).stdout
+    )
+    lab = _seed_lab(tmp_path, "parallel", address)
+    before = repo_fingerprint(lab)
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+
+    def verdict(r: dict) -> tuple:
+        return r["status"], [c["id"] for c in r["culprits"]], [c["candidate"] for c in r["cleared"]]
+
+    assert verdict(result) == verdict(serial)
+    assert result["rounds"] < result["launches"]
+    events = _payloads(result["session_dir"])
+    seen = {str(e["ran_on"]).split("@")[0] for e in events if e.get("ran_on")}
+    assert nodes <= seen, seen
+    planned = [e["round"] for e in events if "round" in e]
+    assert max(planned) == result["rounds"]  # the transcript records each round's launches
+    launches = Path(result["session_dir"]) / "launches"
+    assert all(any(folder.glob("server-*.log")) for folder in launches.iterdir())
+    assert _lab_processes(lab) == []
+    assert only_main_worktree(lab) and repo_fingerprint(lab) == before
+
+
+def test_sigkill_mid_round_leaves_no_server_on_any_node(
+    cluster: tuple[str, set[str]], tmp_path: Path
+) -> None:
+    address, _ = cluster
+    lab = _seed_lab(tmp_path, "killed", address)
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "agent", "investigate", "--symptom", "verify 29ms"],
+        cwd=lab,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(servers := _lab_processes(lab)) < 3 and time.monotonic() < deadline:
+            assert agent.poll() is None
+            time.sleep(0.2)
+        assert len(servers) >= 3, "no round of servers came up"
+    finally:
+        os.kill(agent.pid, signal.SIGKILL)
+        agent.wait()
+    deadline = time.monotonic() + 10
+    while _lab_processes(lab) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _lab_processes(lab) == []

@@ -1,0 +1,30 @@
+"""One experiment as the investigation makes it: started once more when its server did not
+start the first time (start-ups can be flaky), the first attempt's folder kept beside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.bench.serving import BenchError
+from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
+from tools.proc.server import ServerError
+from tools.repo.candidates import GitError
+from tools.repo.target import Target
+
+LaunchError = GitError | ServerError | BenchError
+
+
+def attempt(
+    target: Target, spec: ExperimentSpec, out: Path, options: ExperimentOptions
+) -> tuple[ExperimentResult | LaunchError, str | None]:
+    """The result, or the error of the last attempt; and why a first attempt was discarded."""
+    first: str | None = None
+    for tries in (1, 2):
+        try:
+            return run_experiment(target, spec, out, options), first
+        except (GitError, ServerError, BenchError) as e:
+            if not isinstance(e, ServerError) or tries == 2:
+                return e, first
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
+    raise AssertionError("unreachable")
