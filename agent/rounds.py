@@ -120,8 +120,7 @@ def _choose(
             taken[node.req.key] += 1
         for words, value, p in _outcomes(node.state, node.req.key):
             future = node.state.model_copy(deep=True)
-            _pretend(future, node.req, value)
-            following = phases.next_launch(future, None, _quiet)
+            following = _following(future, node.req, value)
             if following is None:
                 continue
             label = node.state.configs[node.req.key].label
@@ -131,6 +130,19 @@ def _choose(
             if chance * p >= WORTH:
                 heapq.heappush(queue, _Node((-chance * p, order), future, following, path))
     return chosen
+
+
+def _following(
+    future: InvestigationState, req: PlannedLaunch, value: float
+) -> PlannedLaunch | None:
+    """What the method asks for next if `req` measures `value`. An imagined future may be one
+    the method never meets (values no launch would give): whatever goes wrong there costs the
+    round a slot, never the investigation."""
+    try:
+        _pretend(future, req, value)
+        return phases.next_launch(future, None, _quiet)
+    except Exception:  # noqa: BLE001 - a guess that fails is no launch
+        return None
 
 
 def _fresh(future: InvestigationState, key: str) -> Variant:

@@ -236,6 +236,11 @@ class TargetConfig(_Section):
             data = {**data, "launch": {"command": command}}
         config = handler(data)
         config._bench_only = bench_only
+        if config.host is not None and config.cluster.ray:
+            raise ValueError(
+                "[host] and [cluster] do not go together: a Ray cluster's nodes hold the "
+                "repository themselves (leave out [host])"
+            )
         return config
 
     @property

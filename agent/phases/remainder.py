@@ -46,7 +46,10 @@ MIN_REMAINDER = 0.05
 
 def remainder_p(state: InvestigationState, conf: Confirmation) -> float | None:
     """How likely a remainder this large is from noise alone, when reverting the set leaves at
-    least MIN_REMAINDER of the gap (None when it does not)."""
+    least MIN_REMAINDER of the gap (None when it does not, or the set's revert measured nothing:
+    it cannot run)."""
+    if not state.configs[conf.revert_key].values:
+        return None
     result = between(state, conf.revert_key, state.bad_key, state.good_key, alpha=SEARCH_ALPHA)
     return result.p_vs_good if result.r <= 1 - MIN_REMAINDER else None
 

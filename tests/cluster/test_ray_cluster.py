@@ -37,25 +37,28 @@ def cluster() -> Iterator[tuple[str, set[str]]]:
 
 
 def _seed_lab(tmp_path: Path, name: str, address: str | None) -> Path:
+    """A seed lab whose servers carry a mark of their own in their environment."""
     lab = tmp_path / name
     assert run_cli("lab", "create", "seed", str(lab)).returncode == 0
+    config = lab / "debug-agent.toml"
+    mark = f'LAB_MARK = "{lab}", '
+    config.write_text(config.read_text().replace("env = { ", "env = { " + mark, 1))
     if address:
-        with (lab / "debug-agent.toml").open("a") as config:
-            config.write(f'\n[cluster]\nray = "{address}"\nslots = 4\nresources = {{ slot = 1 }}\n')
+        with config.open("a") as out:
+            out.write(f'\n[cluster]\nray = "{address}"\nslots = 4\nresources = {{ slot = 1 }}\n')
     return lab
 
 
 def _lab_processes(lab: Path) -> list[psutil.Process]:
-    """Servers (and anything else) started from the lab's scratch worktrees."""
+    """The processes the lab's launches started, on any node (all are on this machine)."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "cwd"]):
+    for proc in psutil.process_iter():
         try:
-            text = " ".join(proc.info["cmdline"] or []) + " " + (proc.info["cwd"] or "")
-        except (psutil.Error, TypeError):
+            if proc.environ().get("LAB_MARK") == str(lab):
+                found.append(proc)
+        except psutil.Error:
             continue
-        if "debug-agent-wt-" in text or str(lab) in text:
-            found.append(proc)
-    return [p for p in found if p.pid != os.getpid()]
+    return found
 
 
 def _payloads(session_dir: str) -> list[dict]:
@@ -120,6 +123,27 @@ def test_sigkill_mid_round_leaves_no_server_on_any_node(
         os.kill(agent.pid, signal.SIGKILL)
         agent.wait()
     deadline = time.monotonic() + 10
-    while _lab_processes(lab) and time.monotonic() < deadline:
+    while (_lab_processes(lab) or not only_main_worktree(lab)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _lab_processes(lab) == []
+    assert only_main_worktree(lab)  # each task's keeper removed the worktree its worker left
+
+
+def test_cluster_settings_that_cannot_work_are_one_line_errors(tmp_path: Path) -> None:
+    lab = _seed_lab(tmp_path, "wrong", None)
+    config = lab / "debug-agent.toml"
+    text = config.read_text()
+    config.write_text(text + "\n[cluster]\nslots = 4\n")
+    done = run_cli("investigate", "--symptom", "verify 29ms", cwd=lab)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert 'slots > 1 needs ray = "local"' in done.stderr
+    config.write_text(text + '\n[host]\nssh = "me@node"\n[cluster]\nray = "auto"\n')
+    done = run_cli("investigate", "--symptom", "verify 29ms", cwd=lab)
+    assert "[host] and [cluster] do not go together" in done.stderr
+    # a cluster that does not answer: the investigation ends with status error and says why
+    config.write_text(text + '\n[cluster]\nray = "127.0.0.1:1"\nslots = 2\n')
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=120)
+    result = json.loads(done.stdout)
+    assert result["status"] == "error"
+    assert "cannot reach 127.0.0.1:1" in result["notes"][-1]
+    assert only_main_worktree(lab) and _lab_processes(lab) == []

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -143,8 +144,10 @@ def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
         if line.startswith("worktree "):
             path = line.removeprefix("worktree ")
         elif line.startswith("locked " + LOCK_REASON) and path:
-            pid = line.removeprefix("locked " + LOCK_REASON).strip()
-            if pid.isdigit():
+            pid, _, host = line.removeprefix("locked " + LOCK_REASON).strip().partition(" on ")
+            # a pid is this machine's to judge: on a file system nodes share, another node's
+            # worktrees are that node's (a lock without a host is from before hosts were named)
+            if pid.isdigit() and host in ("", socket.gethostname()):
                 found.append(StaleWorktree(path=path, owner_pid=int(pid)))
     return found
 
@@ -184,7 +187,7 @@ def scratch_worktree(
             "--detach",
             "--lock",
             "--reason",
-            f"{LOCK_REASON}{os.getpid()}",
+            f"{LOCK_REASON}{os.getpid()} on {socket.gethostname()}",
             str(path),
             good_sha,
         )

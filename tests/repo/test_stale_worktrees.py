@@ -1,0 +1,50 @@
+"""Worktrees left by a run that died are removed at the next start, but only this machine's:
+on a file system that cluster nodes share, another node's pid means nothing here."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+
+from tools.repo.worktree import LOCK_REASON, reap_stale_worktrees
+
+DEAD_PID = 4_000_000  # above Linux's pid_max: never a live process
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    )
+    reasons = {
+        "here": f"{LOCK_REASON}{DEAD_PID} on {socket.gethostname()}",
+        "old": f"{LOCK_REASON}{DEAD_PID}",  # written before hosts were named
+        "elsewhere": f"{LOCK_REASON}{DEAD_PID} on another-node",
+        "user": "mine, not debug-agent's",
+    }
+    for name, reason in reasons.items():
+        _git(
+            repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(tmp_path / name)
+        )
+    reaped = {Path(w.path).name for w in reap_stale_worktrees(repo)}
+    assert reaped == {"here", "old"}
+    left = {Path(line.split()[0]).name for line in _git(repo, "worktree", "list").splitlines()}
+    assert left == {"repo", "elsewhere", "user"}
