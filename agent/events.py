@@ -30,6 +30,7 @@ class CandidateRef(Payload):
 class ThoughtPayload(Payload):
     config: str | None = None  # plan: the configuration launched next
     option: int | None = None  # plan: the planner's option the model chose
+    round: int | None = None  # plan: the round the launch is in ([cluster] slots: several)
 
 
 class ToolCallPayload(Payload):
@@ -59,6 +60,7 @@ class ExperimentPayload(Payload):
     log: str | None = None
     was: float | None = None  # rerun: the original session's mean
     spec: dict[str, Any] | None = None  # chat: the experiment the user asked for
+    ran_on: str | None = None  # the cluster node it ran on (its id, shortened, @ host)
 
 
 class VerdictPayload(Payload):

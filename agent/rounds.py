@@ -119,6 +119,8 @@ def _choose(
             chosen.append(request(state, node.req.key, node.req.why))
             taken[node.req.key] += 1
         for words, value, p in _outcomes(node.state, node.req.key):
+            if chance * p < WORTH or len(chosen) == slots:
+                continue
             future = node.state.model_copy(deep=True)
             following = _following(future, node.req, value)
             if following is None:
@@ -127,8 +129,7 @@ def _choose(
             following.why += f" [ahead: in case {label} measures {words}]"
             order += 1
             path = node.path + Counter([following.key])
-            if chance * p >= WORTH:
-                heapq.heappush(queue, _Node((-chance * p, order), future, following, path))
+            heapq.heappush(queue, _Node((-chance * p, order), future, following, path))
     return chosen
 
 

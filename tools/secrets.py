@@ -38,6 +38,13 @@ _NAME = re.compile(
     re.IGNORECASE,
 )
 _NAME_WORDS = ("key", "token", "secret", "passw", "credential", "auth")  # a quick pre-test
+# ... unless the name's last word says it holds a setting about the credential, not the
+# credential: RAY_AUTH_MODE=token (ray.init sets it), HF_TOKEN_PATH, AUTH_URL, API_KEY_FILE
+_SETTING = re.compile(
+    r"[_\-.](?:mode|type|method|scheme|provider|kind|enabled|url|uri|host|port|file|path|dir|"
+    r"user|username|header)$",
+    re.IGNORECASE,
+)
 _SHAPES = re.compile(
     r"\b(?:sk-[A-Za-z0-9_\-]{8,}|hf_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{8,}"
     r"|github_pat_[A-Za-z0-9_]{8,}|xox[abprs]-[A-Za-z0-9\-]{8,}|AKIA[0-9A-Z]{16}"
@@ -87,7 +94,7 @@ def masked(value: str) -> str:
 
 @functools.lru_cache(maxsize=4096)  # the same keys and flags come back all the time
 def secret_name(name: str) -> bool:
-    return bool(_NAME.search(name))
+    return bool(_NAME.search(name)) and not _SETTING.search(name)
 
 
 def remember(values: Iterable[str | None]) -> None:

@@ -92,6 +92,9 @@ def test_a_lab_on_two_nodes_gives_the_serial_verdict(
 
     assert verdict(result) == verdict(serial)
     assert result["rounds"] < result["launches"]
+    # the lab has no secret: nothing the nodes send back reads as one
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "***" not in transcript and "output 128 tokens" in transcript
     events = _payloads(result["session_dir"])
     seen = {str(e["ran_on"]).split("@")[0] for e in events if e.get("ran_on")}
     assert nodes <= seen, seen

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.conftest import run_cli
 from tools.lab.create import create_lab
 from tools.lab.target_config import lab_env
-from tools.secrets import MASK, mask, mask_text
+from tools.secrets import MASK, learn_env, mask, mask_text
 
 HF_BAD, HF_GOOD = "hf_abcdefghijklmnop1234", "hf_zyxwvutsrqponml9876"
 OPENAI = "sk-proj-0123456789abcdefXYZ"
@@ -114,3 +114,11 @@ def test_masks_keep_ordinary_text_and_tell_values_apart() -> None:
     )
     assert values["HF_TOKEN"] == values["OTHER_TOKEN"] != values["API_KEY"]
     assert values["prompt_tokens"] == 12 and values["tokenizer_path"] == "/models/x"
+    # a setting about a credential is not one: ray.init sets RAY_AUTH_MODE=token, and masking
+    # "token" everywhere once broke the names in the code debug-agent reads
+    settings = {"RAY_AUTH_MODE": "token", "HF_TOKEN_PATH": "/etc/hf", "AUTH_TYPE": "bearer"}
+    assert mask(settings) == settings
+    learn_env(settings)
+    assert mask_text("max_new_tokens: 32 tokens, bearer token") == (
+        "max_new_tokens: 32 tokens, bearer token"
+    )
