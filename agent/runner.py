@@ -58,19 +58,22 @@ class Runner:
         `planned` (its output folder, and the launch's record of what asked for it); or, when
         its tree does not build, its server does not start (twice: flaky starts exist) or its
         bench fails, the Failure that says why (never a value)."""
-        job = self._job(state, variant, planned, trace)
-        result, retried = attempt(self.target, job.spec, job.out, job.options)
-        return self._outcome(state, JobOutcome(result, retried, node="local"), planned, job)
+        return self.launch_round(state, [(variant, planned, trace)])[0]
 
     def launch_round(
         self, state: InvestigationState, planned: list[tuple[Variant, int, bool]]
     ) -> list[tuple[Launch, ExperimentResult] | Failure]:
-        """The round's launches (each: its variant, its number, whether traced), at once on the
-        cluster when it has slots; the outcomes in the order given."""
-        if self.slots == 1 or len(planned) == 1:
-            return [self.launch(state, variant, n, trace) for variant, n, trace in planned]
+        """The round's launches (each: its variant, its number, whether traced): on the cluster
+        when there is one ([cluster], at once up to its slots), else here one after the other;
+        the outcomes in the order given."""
         jobs = [self._job(state, variant, n, trace) for variant, n, trace in planned]
-        outcomes = self.pool().run(self.target, jobs)
+        if self.config.cluster.ray is None:
+            outcomes = [
+                JobOutcome(*attempt(self.target, job.spec, job.out, job.options), node="local")
+                for job in jobs
+            ]
+        else:
+            outcomes = self.pool().run(self.target, jobs)
         return [
             self._outcome(state, outcome, n, job)
             for (_, n, _), job, outcome in zip(planned, jobs, outcomes, strict=True)
