@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel
 
 from tools.bench.command import Placeholders
+from tools.cluster.check import cluster_problems
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
@@ -190,6 +191,7 @@ def check_config(path: Path, good: str | None = None) -> CheckReport:
         problems.append(
             f"launch.command: {argv[0]!r} is not an executable on PATH or in {config_dir}"
         )
+    problems += cluster_problems(config.cluster)
     run_dir = config_dir if config_dir.is_relative_to(root.resolve()) else root
     problems += _command_problems(
         config,

@@ -150,10 +150,10 @@ def test_cluster_settings_that_cannot_work_are_one_line_errors(tmp_path: Path) -
     config.write_text(text + '\n[host]\nssh = "me@node"\n[cluster]\nray = "auto"\n')
     done = run_cli("investigate", "--symptom", "verify 29ms", cwd=lab)
     assert "[host] and [cluster] do not go together" in done.stderr
-    # a cluster that does not answer: the investigation ends with status error and says why
+    # a cluster that does not answer: said before anything starts, by check and investigate
     config.write_text(text + '\n[cluster]\nray = "127.0.0.1:1"\nslots = 2\n')
-    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=120)
-    result = json.loads(done.stdout)
-    assert result["status"] == "error"
-    assert "cannot reach 127.0.0.1:1" in result["notes"][-1]
+    for command in (["check"], ["investigate", "--symptom", "verify 29ms"]):
+        done = run_cli(*command, cwd=lab, timeout=60)
+        assert done.returncode != 0 and "Traceback" not in done.stderr
+        assert "cannot reach 127.0.0.1:1 (Connection refused)" in done.stderr
     assert only_main_worktree(lab) and _lab_processes(lab) == []

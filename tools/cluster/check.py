@@ -1,0 +1,32 @@
+"""What stops a `[cluster]` from running experiments, found before any launch: `debug-agent
+check` and the start of an investigation say it in one line."""
+
+from __future__ import annotations
+
+from tools.config import ClusterSection
+
+
+def cluster_problems(section: ClusterSection) -> list[str]:
+    """What stops the cluster from running experiments, found in seconds, before any launch:
+    Ray missing, or an address that does not answer (Ray itself retries for minutes)."""
+    import importlib.util
+    import socket
+
+    if not section.ray:
+        return []
+    if importlib.util.find_spec("ray") is None:
+        return ["[cluster] needs Ray: pip install 'debug-agent[ray]'"]
+    if section.ray in ("local", "auto"):
+        return []
+    host, _, port = section.ray.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return [
+            f'[cluster] ray = {section.ray!r}: give "local", "auto" or HOST:PORT '
+            "(ray://HOST:PORT for Ray Client)"
+        ]
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        return [f"[cluster] ray = {section.ray!r}: cannot reach {host}:{port} ({why})"]
+    return []
