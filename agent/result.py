@@ -21,8 +21,8 @@ from pydantic import (
 from agent.symptom import Symptom
 from tools.repo.commit_info import CommitInfo
 
-# agent.state's Status and Claim, repeated so that reading a result stays light (the session
-# list, replay); tests/agent/test_result.py keeps them in step
+# defined here, where reading a result stays light (the session list, replay); agent.state
+# uses them
 Status = Literal[
     "confirmed",
     "suspected",

@@ -9,21 +9,12 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from agent.relevance import Facts, Relevance
-from agent.result import ReproductionResult
+from agent.result import Claim, ReproductionResult, Status
 from agent.symptom import Symptom
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import CommitGroups
 
 Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
-Status = Literal[
-    "confirmed",
-    "suspected",
-    "inconclusive",
-    "no_regression",
-    "not_reproduced",
-    "budget_exhausted",
-    "error",
-]
 Base = Literal["bad", "good"]
 METRIC_UNITS = {"tok_s": "tok/s", "accept_len": "tokens", "verify_ms": "ms", "tpot_ms": "ms"}
 
@@ -143,16 +134,6 @@ class Confirmation(BaseModel):
     undecided: list[str] = Field(default_factory=list)  # neither shown needed nor unneeded
     rest_searched_for: list[str] = Field(default_factory=list)  # its remainder was searched
     confirmed_before: list[str] = Field(default_factory=list)  # both ways, before completeness
-
-
-class Claim(BaseModel):
-    """What the LLM asserted; measurements decide whether it holds."""
-
-    candidate: str
-    weight: float
-    reason: str
-    status: Literal["open", "supported", "refuted", "unresolved"] = "open"
-    evidence: list[str] = Field(default_factory=list)
 
 
 class InvestigationState(BaseModel):

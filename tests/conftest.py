@@ -105,6 +105,13 @@ def lab_copy_reverting(lab: Path, tmp_path: Path, changes: list[Change]) -> Path
     return copy
 
 
+def git(repo: Path, *args: str) -> str:
+    """A git command in `repo`; its output, stripped."""
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def only_main_worktree(repo: Path) -> bool:
     """No scratch worktree is left: `git worktree list` shows the main one alone."""
     listing = subprocess.run(

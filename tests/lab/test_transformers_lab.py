@@ -4,26 +4,19 @@ package into a lab repository and investigated on the CPU like any target."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import only_main_worktree, run_cli
+from tests.conftest import git, only_main_worktree, run_cli
 from tools.lab.truth import load_truth
-
-
-def _git(lab: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(lab), *args], capture_output=True, text=True, check=True
-    ).stdout
 
 
 def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path: Path) -> None:
     lab = tmp_path / "transformers-lab"
     done = run_cli("lab", "create", "transformers", str(lab), timeout=300)
     assert done.returncode == 0, done.stderr
-    before = (_git(lab, "status", "--porcelain"), _git(lab, "rev-parse", "HEAD"), _git(lab, "diff"))
+    before = (git(lab, "status", "--porcelain"), git(lab, "rev-parse", "HEAD"), git(lab, "diff"))
     done = run_cli("investigate", "--symptom", "per token 40ms", "--json", cwd=lab, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
@@ -39,9 +32,9 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
         assert "was not imported by any of the" in dropped[never_run]
     assert "comments/docstrings" in dropped["utils.py"]
     assert (
-        _git(lab, "status", "--porcelain"),
-        _git(lab, "rev-parse", "HEAD"),
-        _git(lab, "diff"),
+        git(lab, "status", "--porcelain"),
+        git(lab, "rev-parse", "HEAD"),
+        git(lab, "diff"),
     ) == before
     assert only_main_worktree(lab)
 

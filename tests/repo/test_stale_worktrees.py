@@ -4,25 +4,19 @@ on a file system that cluster nodes share, another node's pid means nothing here
 from __future__ import annotations
 
 import socket
-import subprocess
 from pathlib import Path
 
+from tests.conftest import git
 from tools.repo.worktree import LOCK_REASON, reap_stale_worktrees
 
 DEAD_PID = 4_000_000  # above Linux's pid_max: never a live process
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout
-
-
 def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    _git(repo, "init", "-q")
-    _git(
+    git(repo, "init", "-q")
+    git(
         repo,
         "-c",
         "user.name=t",
@@ -41,10 +35,8 @@ def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
         "user": "mine, not debug-agent's",
     }
     for name, reason in reasons.items():
-        _git(
-            repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(tmp_path / name)
-        )
+        git(repo, "worktree", "add", "--detach", "--lock", "--reason", reason, str(tmp_path / name))
     reaped = {Path(w.path).name for w in reap_stale_worktrees(repo)}
     assert reaped == {"here", "old"}
-    left = {Path(line.split()[0]).name for line in _git(repo, "worktree", "list").splitlines()}
+    left = {Path(line.split()[0]).name for line in git(repo, "worktree", "list").splitlines()}
     assert left == {"repo", "elsewhere", "user"}

@@ -12,16 +12,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import live_pids, repo_fingerprint, run_cli, wait_gone
+from tests.conftest import git, live_pids, repo_fingerprint, run_cli, wait_gone
 from tools.lab.create import create_lab
 
 CULPRIT = "parallel_state"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 @pytest.fixture()

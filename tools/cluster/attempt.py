@@ -18,13 +18,14 @@ def attempt(
     target: Target, spec: ExperimentSpec, out: Path, options: ExperimentOptions
 ) -> tuple[ExperimentResult | LaunchError, str | None]:
     """The result, or the error of the last attempt; and why a first attempt was discarded."""
-    first: str | None = None
-    for tries in (1, 2):
-        try:
-            return run_experiment(target, spec, out, options), first
-        except (GitError, ServerError, BenchError) as e:
-            if not isinstance(e, ServerError) or tries == 2:
-                return e, first
-            first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
-    raise AssertionError("unreachable")
+    try:
+        return run_experiment(target, spec, out, options), None
+    except (GitError, BenchError) as e:
+        return e, None
+    except ServerError as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
+    try:
+        return run_experiment(target, spec, out, options), first
+    except (GitError, ServerError, BenchError) as e:
+        return e, first

@@ -30,8 +30,6 @@ from tools.errors import ToolError
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec
 from tools.repo.target import Target
 
-RUNS_HERE = "the target's repository at the same path on every node"
-
 
 @dataclass(frozen=True)
 class Job:
@@ -77,7 +75,6 @@ class RayPool:
         except ImportError:
             raise ToolError("[cluster] ray needs Ray: pip install 'debug-agent[ray]'") from None
         self.ray = ray
-        self.section = section
         self.owned = not ray.is_initialized()  # else a caller's Ray (lab bench): left running
         if self.owned:
             connect(section.ray or "local")
