@@ -94,3 +94,46 @@ def test_the_trace_reports_what_each_process_set_in_itself_after_start(tmp_path:
     assert env_arrival("NCCL_DEBUG", "WARN", later) == (0, 1)  # only the main process has it
     assert later.values("NCCL_DEBUG")[server.pid] == "WARN"
     assert after_start(started, tmp_path) == started  # no reports: the start environment stands
+
+
+LAZY_SERVER = """\
+import http.server, sys
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"ok"
+        if self.path == "/work":
+            import lazy_kernel  # imported by the first request only, as kernels often are
+
+            body = str(lazy_kernel.COST).encode()
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_a_module_the_last_request_imported_is_in_the_trace(tmp_path: Path) -> None:
+    """The benchmark may end a few milliseconds after a request imported a module: the trace
+    is read only once every process has written its report on request (no dump period)."""
+    import httpx
+
+    from tools.proc.import_trace import wait_for_trace
+
+    (tmp_path / "server.py").write_text(LAZY_SERVER)
+    (tmp_path / "lazy_kernel.py").write_text("COST = 3\n")
+    trace_dir = tmp_path / "trace"
+    trace_dir.mkdir()
+    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited="")
+    port = free_port()
+    command = [sys.executable, "server.py", str(port)]
+    with running_server(command, tmp_path, env, port, tmp_path / "s.log") as server:
+        time.sleep(1.0)  # the trace's own dumps have settled into their slowest period
+        assert not read_trace(trace_dir, tmp_path).imported("lazy_kernel.py")
+        assert httpx.get(f"http://127.0.0.1:{port}/work").text == "3"
+        wait_for_trace(trace_dir, [server.pid])
+        assert read_trace(trace_dir, tmp_path).imported("lazy_kernel.py")

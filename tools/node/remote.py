@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath, PurePosixPath
@@ -17,7 +18,7 @@ from tools.config import TargetConfig
 from tools.node.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.node.ssh_tunnel import forwarded_port
 from tools.node.supervisor import RemoteSupervisor, supervised
-from tools.proc.import_trace import ImportTrace, read_trace, traced_env
+from tools.proc.import_trace import FLUSH, ImportTrace, read_trace, traced_env
 from tools.proc.server import ServerError, ServerInfo, exit_code, exit_error, wait_ready
 from tools.proc.worker_env import WorkerEnv, process_env
 from tools.repo.worktree import join_patches
@@ -161,10 +162,20 @@ class RemoteNode:
         )
 
     def wait_trace(self, pids: list[int], timeout_s: float = 3.0) -> None:
-        wanted, deadline = {f"{pid}.txt" for pid in pids}, time.monotonic() + timeout_s
-        while time.monotonic() < deadline and not wanted <= set(
-            self.host.sftp.listdir(self.trace_dir)
-        ):
+        """As tools.proc.import_trace.wait_for_trace, over SFTP (a process that has exited
+        never answers: the timeout bounds the wait)."""
+        token, deadline = uuid.uuid4().hex, time.monotonic() + timeout_s
+        with self.host.sftp.open(f"{self.trace_dir}/{FLUSH}", "w") as out:
+            out.write(token)
+        wanted = {f"{pid}.flushed" for pid in pids}
+        while time.monotonic() < deadline:
+            answered = {
+                name
+                for name in wanted & set(self.host.sftp.listdir(self.trace_dir))
+                if self.host.read_text(f"{self.trace_dir}/{name}") == token
+            }
+            if answered == wanted:
+                return
             time.sleep(0.1)
 
     def read_trace(self, tree: PurePath) -> ImportTrace:

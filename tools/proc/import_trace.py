@@ -65,13 +65,29 @@ def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportT
     return ImportTrace(processes=len(reports), files=sorted(files))
 
 
-def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
-    """Wait until each of `pids` has written its report (processes dump every half second)."""
-    import time
+FLUSH = "flush"  # a token written here asks every traced process to write its report now
 
+
+def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
+    """Ask every traced process to write its report now, and wait until each of `pids` still
+    running has (a module the benchmark's last request imported is then in it)."""
+    import time
+    import uuid
+
+    import psutil
+
+    token = uuid.uuid4().hex
+    (trace_dir / FLUSH).write_text(token)
     deadline = time.monotonic() + timeout_s
-    wanted = {f"{pid}.txt" for pid in pids}
     while time.monotonic() < deadline:
-        if wanted <= {p.name for p in trace_dir.glob("*.txt")}:
+        waiting = [pid for pid in pids if not _flushed(trace_dir, pid, token)]
+        if not [pid for pid in waiting if psutil.pid_exists(pid)]:
             return
         time.sleep(0.05)
+
+
+def _flushed(trace_dir: Path, pid: int, token: str) -> bool:
+    try:
+        return (trace_dir / f"{pid}.flushed").read_text() == token
+    except OSError:
+        return False

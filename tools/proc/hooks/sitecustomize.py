@@ -4,10 +4,12 @@ Put first on PYTHONPATH with DEBUG_AGENT_IMPORT_TRACE_DIR set: each process writ
 the modules it has loaded to <dir>/<pid>.txt, and the variables it set, changed or removed in its
 own os.environ since it started to <dir>/<pid>.env.json ({name: value, or null when removed}:
 /proc/PID/environ only ever shows the environment a process started with). Both are written
-every half second while either changes, and at exit. Names that look like credentials are left
-out of the env file (they would be written unmasked; tools/secrets.py cannot be imported here, in
-the target's interpreter). Then the target's own sitecustomize (the next one on sys.path), if
-any, is run as if this file did not exist.
+within a fifth of a second of a change, and at exit; and when debug-agent writes a new token to
+<dir>/flush (before it stops the server), each process writes both and then the token to
+<dir>/<pid>.flushed, so that a module imported by the benchmark's last request is not missed.
+Names that look like credentials are left out of the env file (they would be written unmasked;
+tools/secrets.py cannot be imported here, in the target's interpreter). Then the target's own
+sitecustomize (the next one on sys.path), if any, is run as if this file did not exist.
 """
 
 import atexit
@@ -46,15 +48,27 @@ def _dump(directory: str) -> None:
     _write(base + ".txt", " ".join(sys.orig_argv) + "\n" + "\n".join(files) + "\n")
 
 
+def _read(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
 def _loop(directory: str) -> None:
     event = threading.Event()
-    delay, dumped = 0.05, (-1, -1, 0)  # soon after start-up, then every half second
+    delay, dumped, flushed = 0.05, (-1, -1, 0), None  # soon after start-up, then every 0.2 s
     while not event.wait(delay):
         seen = (len(sys.modules), len(os.environ), hash(frozenset(os.environ.items())))
-        if seen != dumped:  # a server at work imports nothing: costs it nothing
+        token = _read(os.path.join(directory, "flush"))
+        if seen != dumped or token != flushed:  # a server at work imports nothing: no cost
             dumped = seen
             _dump(directory)
-        delay = min(0.5, delay * 2)
+        if token is not None and token != flushed:
+            flushed = token
+            _write(os.path.join(directory, f"{os.getpid()}.flushed"), token)
+        delay = min(0.2, delay * 2)
 
 
 def _chain_target_sitecustomize() -> None:
