@@ -99,7 +99,7 @@ def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[st
     later commits and the earlier ones; else never splitting what must move together (links,
     names) and keeping files whole where it can."""
     ranked = sorted(ids, key=lambda i: (-_weight(state, i), i))
-    total = sum(_weight(state, i) for i in ranked)
+    total = _mass(state, ranked)
     hard = _components(state, ranked, by_file=False)
     top = next(group for group in hard if ranked[0] in group)
     if _weight(state, ranked[0]) >= DOMINANT * total and len(top) < len(ranked):
@@ -108,15 +108,28 @@ def split(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[st
     if by_commit is not None:
         return by_commit
     for groups in (units(state, ranked), hard, [[cid] for cid in ranked]):
-        groups.sort(key=lambda g: (-sum(_weight(state, i) for i in g), g))
-        first: list[str] = []
-        for group in groups:
-            if sum(_weight(state, i) for i in first) >= total / 2:
-                break
-            first += group
-        if len(first) < len(ranked):
-            return first, [i for i in ranked if i not in first]
+        if len(groups) < 2:
+            continue
+        groups.sort(key=lambda g: (-_mass(state, g), g))
+        first = _nearest_half(state, groups, total)
+        return first, [i for i in ranked if i not in first]
     return ranked[: len(ranked) // 2], ranked[len(ranked) // 2 :]
+
+
+def _nearest_half(state: InvestigationState, groups: list[list[str]], total: float) -> list[str]:
+    """The heaviest groups whose mass comes nearest half the total (never all of them): a
+    probe as likely to restore as not tells the most."""
+    best: list[str] = []
+    first: list[str] = []
+    for group in groups[:-1]:
+        first = first + group
+        if not best or abs(_mass(state, first) - total / 2) < abs(_mass(state, best) - total / 2):
+            best = first
+    return best
+
+
+def _mass(state: InvestigationState, ids: list[str]) -> float:
+    return sum(_weight(state, i) for i in ids)
 
 
 def _commit_halves(state: InvestigationState, ids: list[str]) -> tuple[list[str], list[str]] | None:

@@ -35,6 +35,16 @@ def test_linked_candidates_stay_in_one_half_and_a_linked_set_is_one_finding() ->
     assert [f.ids for f in state.findings] == [["a", "c"]]
 
 
+def test_a_split_takes_the_half_nearest_half_the_prior_mass() -> None:
+    """Two equal suspects and a faint third: reverting both would almost surely restore and
+    tell nothing; one of them alone is a coin toss, the most a launch can tell."""
+    state = _state(["deepseek", "triton", "engine"])
+    for cid, prior in (("deepseek", 4.5), ("triton", 4.5), ("engine", 0.4)):
+        state.hypotheses[cid].prior = prior
+    first, second = search.split(state, ["deepseek", "triton", "engine"])
+    assert first == ["deepseek"] and sorted(second) == ["engine", "triton"]
+
+
 def _fail(state: InvestigationState, key: str) -> None:
     state.configs[key].failures.append(
         Failure(request=99, stage="build", error="patch does not apply")
