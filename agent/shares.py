@@ -58,6 +58,20 @@ def share_between(
     return r, r - half, r + half
 
 
+def contrast_share(
+    state: InvestigationState, pairs: list[tuple[list[float], list[float]]]
+) -> tuple[float, float, float] | None:
+    """The share of the gap a change makes, averaged over contexts: each pair is (launches
+    with it, launches without it) in one context (stats.p_contrast's pairs); None unmeasured."""
+    gap = _gap(state)
+    if gap is None or not all(a and b for a, b in pairs):
+        return None
+    r = sum(level(a) - level(b) for a, b in pairs) / len(pairs) / gap
+    sizes = [len(values) for pair in pairs for values in pair]
+    half = _half_width(state, gap, *sizes) / len(pairs)
+    return r, r - half, r + half
+
+
 def clipped(values: tuple[float, float, float]) -> list[float]:
     """A share and its interval, each clipped to [0, 1] and rounded, as the result gives it."""
     return [round(max(0.0, min(1.0, v)), 3) for v in values]

@@ -34,7 +34,7 @@ from agent.phases.remainder import (
     search_partner,
     search_the_rest,
 )
-from agent.shares import restored_share
+from agent.shares import contrast_share, restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
@@ -215,7 +215,8 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
     reproduces part of it, on two launches, as for any partial verdict); once the group was
     also measured in the bad state's context, by one contrast over both contexts (with it
     against without it, on good and on bad). False when the share lost without it is shown
-    small (its 95 % upper bound under UNNEEDED_SHARE of the gap); None: undecided (the set
+    small (its 95 % upper bound under UNNEEDED_SHARE of the gap, over both contexts once
+    both are measured); None: undecided (the set
     without it does not run, or the data cannot tell a small cause from none)."""
     without_key = conf.drop_keys[first]
     without = state.configs[without_key]
@@ -229,6 +230,9 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
         effect, p = p_contrast(pairs, noise(state))
         if p <= ALPHA and (effect > 0) == (state.worse == "higher"):
             return True
+        share = contrast_share(state, pairs)  # both contexts bound it tighter than one
+        if share is not None and share[2] < UNNEEDED_SHARE:
+            return False
     else:
         result = between(state, without_key, state.good_key, state.bad_key)
         if result.p_vs_good <= ALPHA and result.r < 1:  # short of the bad end
