@@ -52,7 +52,8 @@ def outcome(
     revert needs); or no regression found where there is none. wrong: a named candidate that
     is not a culprit or companion, or a set that misses a culprit without saying so.
     inconclusive: nothing named, or culprits missing only among those it names as undecided
-    (found with the others but neither shown needed nor not needed: nothing false is claimed)."""
+    (found with the others but neither shown needed nor not needed) or, beside a suspected
+    set, as not ruled out: nothing false is claimed."""
     culprits = _entry_keys(truth.culprits)
     allowed = culprits | _entry_keys(truth.companions)
     if status in ("confirmed", "suspected") and named:
@@ -107,7 +108,8 @@ def score_scenario(
     order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
     positions = {i for i, key in enumerate(order) if key in wanted}
     together = truth.scenario in ("random:pair", "random:helper-pair")  # slow only together
-    verdict = outcome(result["status"], named, truth, _named_keys(result, by_id, "undecided"))
+    open_ = _named_keys(result, by_id, "undecided") | _named_keys(result, by_id, "not_ruled_out")
+    verdict = outcome(result["status"], named, truth, open_)
     if truth.range and verdict == "correct":
         right = _commits_right(result, by_id, truth.range.culprit_commits)
         verdict = "correct" if right else "wrong"

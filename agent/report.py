@@ -161,6 +161,15 @@ def _clear_the_rest(state: InvestigationState) -> None:
             )
 
 
+def _not_ruled_out(state: InvestigationState, culprits: list[Culprit]) -> list[str]:
+    """A suspected set is not shown to be the whole cause: what else was kept stays open."""
+    if state.status != "suspected":
+        return []
+    conf = state.confirmation
+    named = {c.id for c in culprits} | set(conf.undecided if conf else [])
+    return [cid for cid, h in state.hypotheses.items() if h.status == "open" and cid not in named]
+
+
 def _dropped(state: InvestigationState) -> list[DroppedResult]:
     return [
         DroppedResult(
@@ -221,6 +230,7 @@ def _result(
         unexplained_share=None if left is None else left[0],
         unexplained_ci=None if left is None else left[1:],
         undecided=state.confirmation.undecided if state.confirmation else [],
+        not_ruled_out=_not_ruled_out(state, culprits),
         dropped=_dropped(state),
         cleared=[
             ClearedResult(candidate=cid, evidence=h.evidence)

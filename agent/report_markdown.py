@@ -90,6 +90,12 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
             f"{', '.join(r.undecided)}",
             "",
         ]
+    if r.not_ruled_out:
+        lines += [
+            "Not ruled out (kept, and cleared by no experiment: the culprits are only "
+            f"suspected): {', '.join(r.not_ruled_out)}",
+            "",
+        ]
     if r.dropped:
         lines += ["## Dropped without a launch", ""]
         for d in r.dropped:

@@ -165,6 +165,9 @@ class InvestigationResult(BaseModel):
     unexplained_share: float | None  # the gap the culprits leave unexplained, in [0, 1]
     unexplained_ci: list[float] | None = None  # its 95 % interval, [low, high]
     undecided: list[str] = []  # in the set found, but neither shown needed nor not needed
+    # with culprits suspected, not confirmed: the kept candidates no experiment cleared (a
+    # share of the cause may lie among them)
+    not_ruled_out: list[str] = []
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int

@@ -156,3 +156,25 @@ def test_the_committed_example_reads_typed() -> None:
     assert loaded.header.reasoner == "rules" and loaded.header.target is not None
     assert {type(e.payload) for e in loaded.events if e.kind == "experiment"} == {ExperimentPayload}
     assert [e.seq for e in loaded.events] == list(range(1, len(loaded.events) + 1))
+
+
+def test_beside_a_suspected_set_the_kept_candidates_no_experiment_cleared_are_not_ruled_out() -> (
+    None
+):
+    from types import SimpleNamespace
+
+    from agent.report import _not_ruled_out
+    from agent.state import Hypothesis
+    from tests.conftest import bare_state
+
+    state = bare_state(
+        hypotheses={
+            cid: Hypothesis(candidate=cid, prior=1.0, reasons=[], status=status)
+            for cid, status in [("a", "open"), ("b", "open"), ("c", "cleared"), ("d", "dropped")]
+        },
+        status="suspected",
+    )
+    suspected = [SimpleNamespace(id="a")]
+    assert _not_ruled_out(state, suspected) == ["b"]  # type: ignore[arg-type]
+    state.status = "confirmed"  # a confirmed set cleared the rest: nothing is left open
+    assert _not_ruled_out(state, suspected) == []  # type: ignore[arg-type]
