@@ -137,3 +137,46 @@ def test_a_module_the_last_request_imported_is_in_the_trace(tmp_path: Path) -> N
         assert httpx.get(f"http://127.0.0.1:{port}/work").text == "3"
         wait_for_trace(trace_dir, [server.pid])
         assert read_trace(trace_dir, tmp_path).imported("lazy_kernel.py")
+
+
+def _older_pythons() -> list[str]:
+    """Interpreters of 3.8 and 3.9 on this machine (pyenv's, or on PATH)."""
+    import glob
+    import shutil
+
+    found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.[89].*/bin/python")))
+    return found + [p for p in (shutil.which("python3.8"), shutil.which("python3.9")) if p]
+
+
+def test_the_hook_runs_in_a_target_on_an_older_python(tmp_path: Path) -> None:
+    """The target's interpreter is not ours: the hook must load on 3.8 and up, or it would
+    print "Error in sitecustomize" and skip the target's own sitecustomize (changing what runs).
+    Where no older Python is installed, the hook at least compiles as 3.8 and postpones its
+    annotations (3.9 cannot evaluate `str | None`)."""
+    import ast
+
+    from tools.proc.import_trace import HOOK_DIR
+
+    source = (HOOK_DIR / "sitecustomize.py").read_text()
+    tree = ast.parse(source, feature_version=(3, 8))
+    assert any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+    (tmp_path / "sitecustomize.py").write_text("import os\nos.environ['TARGET_OWN'] = '1'\n")
+    for python in _older_pythons()[:2]:
+        trace_dir = tmp_path / f"trace-{Path(python).parent.parent.name}"
+        trace_dir.mkdir()
+        env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
+        done = subprocess.run(
+            [python, "-c", "import os, json; print(os.environ.get('TARGET_OWN'))"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.stdout.strip() == "1" and "Error in sitecustomize" not in done.stderr, python
+        files = read_trace(trace_dir, Path("/")).files
+        assert any(f.endswith("json/__init__.py") for f in files), python

@@ -12,6 +12,8 @@ tools/secrets.py cannot be imported here, in the target's interpreter). Then the
 sitecustomize (the next one on sys.path), if any, is run as if this file did not exist.
 """
 
+from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)
+
 import atexit
 import importlib.machinery
 import importlib.util
@@ -45,7 +47,8 @@ def _dump(directory: str) -> None:
     files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
     base = os.path.join(directory, str(os.getpid()))
     _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
-    _write(base + ".txt", " ".join(sys.orig_argv) + "\n" + "\n".join(files) + "\n")
+    argv = getattr(sys, "orig_argv", sys.argv)  # orig_argv: Python 3.10 and up
+    _write(base + ".txt", " ".join(argv) + "\n" + "\n".join(files) + "\n")
 
 
 def _read(path: str) -> str | None:
