@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent.relevance import Facts
+from agent.relevance import Facts, untraced
 from agent.state import InvestigationState
 from tools.experiment import ExperimentResult
 from tools.gpu.info import GpuInfo
@@ -80,6 +80,12 @@ def describe(state: InvestigationState) -> list[str]:
             f"import trace: {len(facts.trace.files)} source files loaded by "
             f"{facts.trace.processes} processes"
         )
+        if missing := untraced(facts):
+            lines.append(
+                f"import trace: Python processes {', '.join(map(str, missing[:5]))} left no "
+                "report (started isolated, or with an environment of their own): no file is "
+                "dropped as never imported"
+            )
     if facts.workers:
         roles: dict[str, int] = {}
         for proc in facts.workers.processes:

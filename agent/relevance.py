@@ -41,6 +41,15 @@ class Facts(BaseModel):
     gpu: GpuInfo | None = None  # from the server log, else the node (None: guards undecided)
 
 
+def untraced(facts: Facts) -> list[int]:
+    """The server's Python processes that left no import report (started with -I or -S, or
+    with an environment of their own): the trace does not say what they imported."""
+    if facts.trace is None or facts.workers is None:
+        return []
+    reported = set(facts.trace.pids)
+    return [p.pid for p in facts.workers.processes if p.python and p.pid not in reported]
+
+
 class Relevance(BaseModel):
     candidate: str
     on_path: bool | None  # None: no evidence either way
@@ -63,6 +72,8 @@ def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
     deleted = c.kind == "hunk" and file_change(c) == "deleted"
     trace, state = (facts.good_trace, "good reference") if deleted else (facts.trace, "bad state")
     if trace is None or not trace.processes or not (c.file or "").endswith(".py"):
+        return None
+    if not deleted and untraced(facts):  # what those imported is unknown: nothing is dropped
         return None
     if trace.imported(c.file or ""):
         return None

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from agent.relevance import env_arrival
+from agent.relevance import env_arrival, untraced
 from tools.config import load_config
-from tools.proc.import_trace import read_trace, traced_env
+from tools.proc.import_trace import read_trace, traced_env, wait_for_trace
 from tools.proc.server import free_port, running_server
 from tools.proc.worker_env import after_start, worker_env
 
@@ -122,8 +122,6 @@ def test_a_module_the_last_request_imported_is_in_the_trace(tmp_path: Path) -> N
     is read only once every process has written its report on request (no dump period)."""
     import httpx
 
-    from tools.proc.import_trace import wait_for_trace
-
     (tmp_path / "server.py").write_text(LAZY_SERVER)
     (tmp_path / "lazy_kernel.py").write_text("COST = 3\n")
     trace_dir = tmp_path / "trace"
@@ -180,3 +178,44 @@ def test_the_hook_runs_in_a_target_on_an_older_python(tmp_path: Path) -> None:
         assert done.stdout.strip() == "1" and "Error in sitecustomize" not in done.stderr, python
         files = read_trace(trace_dir, Path("/")).files
         assert any(f.endswith("json/__init__.py") for f in files), python
+
+
+ISOLATED_WORKER = """\
+import subprocess, sys, time
+
+# a worker started without site (so without any sitecustomize): the trace cannot see it
+worker = subprocess.Popen([sys.executable, "-S", "-c", "import worker_only, time; time.sleep(60)"])
+import server_only
+open(sys.argv[1], "w").close()
+worker.wait()
+"""
+
+
+def test_a_file_is_not_dropped_as_never_imported_while_a_python_process_left_no_report(
+    tmp_path: Path,
+) -> None:
+    from agent.relevance import Facts, assess
+    from tools.repo.candidates import Candidate
+
+    for name in ("server_only", "worker_only"):
+        (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
+    (tmp_path / "server.py").write_text(ISOLATED_WORKER)
+    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
+    trace_dir.mkdir()
+    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
+    command = [sys.executable, "server.py", str(marker)]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
+        try:
+            while not marker.exists() and server.poll() is None:
+                time.sleep(0.05)
+            workers = worker_env(server.pid)
+            wait_for_trace(trace_dir, [p.pid for p in workers.processes])
+        finally:
+            os.killpg(server.pid, signal.SIGKILL)
+    facts = Facts(trace=read_trace(trace_dir, tmp_path), workers=workers)
+    (worker,) = [p.pid for p in workers.processes if p.pid != server.pid]
+    assert untraced(facts) == [worker]
+    candidate = Candidate(id="w", kind="hunk", file="worker_only.py", patch="")
+    assert assess(candidate, facts, None, []).on_path is None  # kept: the worker may import it
+    facts.workers = workers.model_copy(update={"processes": workers.processes[:1]})
+    assert assess(candidate, facts, None, []).reason == "file never imported"

@@ -129,7 +129,9 @@ class RemoteNode:
             root_pid=pid,
             names=sorted(names),
             processes=[
-                process_env(r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid, names)
+                process_env(
+                    r["pid"], r["ppid"], r["name"], r["cmdline"], r["env"], pid, names, r.get("exe")
+                )
                 for r in records
             ],
         )

@@ -103,10 +103,18 @@ def _environ(pid: int) -> list[dict]:
                 "name": head.split("(", 1)[1],
                 "cmdline": cmdline,
                 "env": dict(p.split("=", 1) for p in pairs),
+                "exe": _exe(current),
             }
         )
         todo.extend(sorted(children.get(current, [])))
     return found
+
+
+def _exe(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        return None
 
 
 class Supervisor:

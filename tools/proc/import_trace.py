@@ -19,6 +19,7 @@ HOOK_DIR = Path(__file__).parent / "hooks"
 class ImportTrace(BaseModel):
     processes: int  # processes that reported
     files: list[str]  # repo-relative paths of loaded source files, sorted
+    pids: list[int] = []  # the processes that reported
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)
@@ -62,7 +63,8 @@ def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportT
             except (ValueError, OSError):
                 continue
             files.add(rel.as_posix().replace("/__pycache__/", "/"))
-    return ImportTrace(processes=len(reports), files=sorted(files))
+    pids = sorted(int(r.stem) for r in reports if r.stem.isdigit())
+    return ImportTrace(processes=len(reports), files=sorted(files), pids=pids)
 
 
 FLUSH = "flush"  # a token written here asks every traced process to write its report now

@@ -27,6 +27,16 @@ class ProcessEnv(BaseModel):
     role: str  # "main", "scheduler", or the process name
     cmdline: str
     env: dict[str, str]
+    python: bool | None = None  # runs a Python interpreter (its executable's name); None unknown
+
+
+def is_python(exe: str | None) -> bool | None:
+    """Whether an executable is a Python interpreter (a process renamed by setproctitle still
+    runs one); None when it could not be read."""
+    if not exe:
+        return None
+    name = exe.rsplit("/", 1)[-1]
+    return name.startswith(("python", "pypy"))
 
 
 class WorkerEnv(BaseModel):
@@ -70,6 +80,7 @@ def process_env(
     environ: dict[str, str],
     root_pid: int,
     names: frozenset[str] = frozenset(),
+    exe: str | None = None,
 ) -> ProcessEnv:
     """One process's record: its role, its command line, the variables of PREFIXES and
     `names` (the ones an investigation asks about), masked."""
@@ -80,6 +91,7 @@ def process_env(
         role=_role(pid, name, cmdline, root_pid),
         cmdline=mask_text(" ".join(cmdline))[:300],
         env=dict(sorted(mask(env).items())),
+        python=is_python(exe),
     )
 
 
@@ -101,6 +113,7 @@ def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
                     proc.environ(),
                     root_pid,
                     names,
+                    _exe(proc),
                 )
             )
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
@@ -108,6 +121,13 @@ def worker_env(root_pid: int, names: frozenset[str] = frozenset()) -> WorkerEnv:
         except psutil.AccessDenied:
             raise ToolError(f"not allowed to read the environment of pid {proc.pid}") from None
     return WorkerEnv(root_pid=root_pid, processes=processes, names=sorted(names))
+
+
+def _exe(proc: psutil.Process) -> str | None:
+    try:
+        return proc.exe()
+    except (psutil.AccessDenied, OSError):
+        return None
 
 
 def _changes(report: Path) -> dict[str, str | None] | None:
