@@ -6,6 +6,12 @@ good alternating, until the pooled launch noise is measured and the gap decided:
 no regression (an equivalence test: the gap is significantly smaller than half the symptom's),
 or inconclusive after MAX_REFERENCE_LAUNCHES each (the regression is within the bench's noise).
 No decision rests on an assumed noise figure.
+
+Why replicates of the references, and not the search's own configurations: tried (the first
+probe and its mirror, a 2x2 design whose fitting grouping gives 2 df) it saved a launch a
+scenario, but its noise assumes the probe restores all of the gap, and so hid an 86 % share:
+three uneven additive pairs of 40 were confirmed with one cause. Completeness needs noise that
+does not assume the answer.
 """
 
 from __future__ import annotations
