@@ -206,7 +206,8 @@ def test_a_file_is_not_dropped_as_never_imported_while_a_python_process_left_no_
     command = [sys.executable, "server.py", str(marker)]
     with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
         try:
-            while not marker.exists() and server.poll() is None:
+            report = trace_dir / f"{server.pid}.txt"  # the hook's first dump, soon after start
+            while not (marker.exists() and report.exists()) and server.poll() is None:
                 time.sleep(0.05)
             workers = worker_env(server.pid)
             wait_for_trace(trace_dir, [p.pid for p in workers.processes])

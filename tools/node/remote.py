@@ -165,15 +165,16 @@ class RemoteNode:
 
     def wait_trace(self, pids: list[int], timeout_s: float = 3.0) -> None:
         """As tools.proc.import_trace.wait_for_trace, over SFTP (a process that has exited
-        never answers: the timeout bounds the wait)."""
+        since it reported never answers: the timeout bounds the wait)."""
         token, deadline = uuid.uuid4().hex, time.monotonic() + timeout_s
         with self.host.sftp.open(f"{self.trace_dir}/{FLUSH}", "w") as out:
             out.write(token)
-        wanted = {f"{pid}.flushed" for pid in pids}
         while time.monotonic() < deadline:
+            names = set(self.host.sftp.listdir(self.trace_dir))
+            wanted = {f"{pid}.flushed" for pid in pids if f"{pid}.txt" in names}
             answered = {
                 name
-                for name in wanted & set(self.host.sftp.listdir(self.trace_dir))
+                for name in wanted & names
                 if self.host.read_text(f"{self.trace_dir}/{name}") == token
             }
             if answered == wanted:

@@ -72,7 +72,8 @@ FLUSH = "flush"  # a token written here asks every traced process to write its r
 
 def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
     """Ask every traced process to write its report now, and wait until each of `pids` still
-    running has (a module the benchmark's last request imported is then in it)."""
+    running has (a module the benchmark's last request imported is then in it). A process
+    that never reported (no hook: started with -S, say) is not waited for."""
     import time
     import uuid
 
@@ -82,7 +83,11 @@ def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> 
     (trace_dir / FLUSH).write_text(token)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        waiting = [pid for pid in pids if not _flushed(trace_dir, pid, token)]
+        waiting = [
+            pid
+            for pid in pids
+            if (trace_dir / f"{pid}.txt").exists() and not _flushed(trace_dir, pid, token)
+        ]
         if not [pid for pid in waiting if psutil.pid_exists(pid)]:
             return
         time.sleep(0.05)
