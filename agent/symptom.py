@@ -65,10 +65,23 @@ class _Read(BaseModel):
     good_unit: str  # the good value's own unit, where it has one
 
 
+# a change, not a value ("50% slower", "+50 %"): never read as a value in the metric's unit
+_PERCENT = r"[+-]?(?<![\w.])\d+(?:\.\d+)?\s*%"
+# the value before and after, joined by an arrow or "to": "19ms -> 29ms", "from 7 to 265"
+_ARROW = r"(?:from\s*)?" + _NUMBER + r"\s*(?:to|->|→|=>|⇒|~>)\s*" + _NUMBER
+# the value before, said after it: "(19ms before)", "(19 previously)"
+_BEFORE = _NUMBER + r"\s*(?:before|previously|earlier|prior)\b"
+
+
 def _read(text: str) -> _Read:
-    lowered = text.strip().lower()
+    lowered = re.sub(_PERCENT, " ", text.strip().lower())
     main = re.sub(r"\(.*?\)", " ", lowered)
     numbers = list(re.finditer(_NUMBER, main))
+    if not numbers and re.search(_PERCENT, text):
+        raise SymptomError(
+            f"the symptom {text!r} gives a change, not a value to measure against: write the "
+            'value now and before, e.g. "verify 29ms (was 19)"'
+        )
     if not numbers:
         raise SymptomError(f"cannot read the symptom {text!r}; accepted forms: {ACCEPTED}")
     first = next((n for n in numbers if n.group(2)), numbers[0])
@@ -76,8 +89,10 @@ def _read(text: str) -> _Read:
     before = re.sub(r"\bfrom\s*$", "", main[: numbers[0].start()])  # "x from 7ms to 9ms"
     name = re.sub(r"[^a-z0-9_]+", "_", before).strip("_")
     good, good_unit = None, ""
-    went = re.search(r"from\s*" + _NUMBER + r"\s*to\s*" + _NUMBER, lowered)
-    was = re.search(r"(?:was|vs\.?|baseline)\s*" + _NUMBER, lowered)
+    went = re.search(_ARROW, lowered)
+    was = re.search(r"(?:was|vs\.?|baseline|before:?)\s*" + _NUMBER, lowered) or re.search(
+        _BEFORE, lowered
+    )
     if went:
         bad, unit = went.group(3), went.group(4) or ""
         good, good_unit = went.group(1), went.group(2) or unit

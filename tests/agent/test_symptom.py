@@ -34,6 +34,13 @@ PER_TOKEN = BenchSection(kind="command", command="x", metric="ms_per_token", met
         ("per token 40ms", PER_TOKEN, "ms_per_token", "ms", "lower", 40, None),  # its words
         ("score 40 (was 90)", SCORE, "score", "", "higher", 40, 90),  # the values tell
         ("score 90 (was 40)", SCORE, "score", "", "lower", 90, 40),
+        # as people write them: arrows, "before" after the value, a percent beside the value
+        ("verify step 19ms -> 29ms", None, "verify_ms", "ms", "lower", 29, 19),
+        ("verify_ms: 19 → 29", None, "verify_ms", "ms", "lower", 29, 19),
+        ("spec verify regressed 19->29ms", None, "verify_ms", "ms", "lower", 29, 19),
+        ("29ms verify (19ms before)", None, "verify_ms", "ms", "lower", 29, 19),
+        ("TPOT 35ms (before: 20ms)", None, "tpot_ms", "ms", "lower", 35, 20),
+        ("verify 29ms (+50%)", None, "verify_ms", "ms", "lower", 29, None),
     ],
 )
 def test_symptoms_read(
@@ -61,6 +68,7 @@ def test_symptoms_read(
         ("parse_ms 265", BenchSection(), "cannot read the symptom"),
         ("it is slow", PARSE_MS, "accepted forms"),
         ("verify 29ms (was 45)", None, "describes an improvement"),
+        ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
     ],
 )
 def test_symptoms_refused(text: str, bench: BenchSection | None, says: str) -> None:
