@@ -119,8 +119,8 @@ def rename(lab: Path) -> Truth:
     return ["kv_split_policy.py"], ["kv_split.py", "triton_backend.py"]  # they move together
 
 
-def decoy_storm(lab: Path) -> Truth:
-    src, edited = _good_tree(lab), 0
+def decoy_storm(lab: Path, fresh: bool = True) -> Truth:
+    src, edited = _good_tree(lab) if fresh else lab / "python/sglang/srt", 0
     for path in sorted(p for p in src.rglob("*.py") if p.stat().st_size > 200):
         if edited < 30 and '"""' in (text := path.read_text()):
             path.write_text(text.replace('"""', '"""(doc) ', 1))
@@ -219,6 +219,43 @@ def secondary_in_noise(lab: Path) -> Truth:
     return ["model_runner.py", "triton_backend.py"], []
 
 
+def worker_env(lab: Path) -> Truth:
+    """The code under test sets an NCCL variable inside each worker before NCCL reads it; the
+    main process sets a harmless one."""
+    src = _good_tree(lab)
+    _edit(
+        src / "managers/scheduler.py",
+        "    _exit_with_parent(parent_pid)\n",
+        "    _exit_with_parent(parent_pid)\n"
+        '    os.environ["NCCL_PROTO"] = "Simple"  # tuned for this node\n',
+    )
+    _edit(
+        src / "entrypoints/engine.py",
+        '    os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"\n',
+        '    os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "8"\n'
+        '    os.environ.setdefault("NCCL_DEBUG", "WARN")\n',
+    )
+    _decoys(src)
+    return ["scheduler.py"], []
+
+
+def flaky_storm(lab: Path) -> Truth:
+    """A third of all launches fail at start-up, good and bad alike (the lab's own check,
+    committed in the good state), beside thirty decoys."""
+    from tools.lab.flaky_start import flaky_base_changes
+
+    _good_tree(lab)
+    for change in flaky_base_changes():
+        _edit(lab / change.file, change.old, change.new)
+    _commit(lab, "launch_server: start-ups that lose a race")
+    config = lab / "debug-agent.toml"
+    config.write_text(
+        config.read_text().replace("env = { ", 'env = { SGLANG_LAB_START_FAILURE_RATE = "0.33", ')
+    )
+    truth = decoy_storm(lab, fresh=False)
+    return truth
+
+
 Truth = tuple[list[str], list[str]]  # the culprits' files; files that may travel with them
 SCENARIOS: dict[str, Callable[[Path], Truth]] = {
     f.__name__: f
@@ -231,6 +268,8 @@ SCENARIOS: dict[str, Callable[[Path], Truth]] = {
         deleted_fast_path,
         commit_range,
         secondary_in_noise,
+        worker_env,
+        flaky_storm,
     )
 }
 
@@ -277,13 +316,14 @@ def main() -> None:
                 "outcome": score(result, truth),
                 "status": result["status"],
                 "launches": result["launches"],
+                "failed": len(result.get("unresolved") or []),
                 "named": named,
             }
             rows.append(row)
             if not args.json:
                 print(
                     f"{name:20} {row['outcome']:13} {row['status']:14} "
-                    f"{row['launches']:3} launches  {', '.join(named)}",
+                    f"{row['launches']:3} launches ({row['failed']} failed)  {', '.join(named)}",
                     flush=True,
                 )
     if args.json:

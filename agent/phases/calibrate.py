@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent import decomposition, reproduction
-from agent.levels import noise, noise_is_measured, request, symptom_margin, unresolved
+from agent.levels import (
+    noise,
+    noise_is_measured,
+    reference_unresolved,
+    request,
+    symptom_margin,
+)
 from agent.state import InvestigationState, PlannedLaunch
 from agent.stats import calibrate
 
@@ -94,7 +100,7 @@ def decide(state: InvestigationState) -> str:
     "unknown" (and a note saying why)."""
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     for config in (bad, good):
-        if unresolved(config):
+        if reference_unresolved(state, config):
             failure = config.failures[-1]
             _note(
                 state,

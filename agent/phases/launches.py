@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 
 from agent.disturbed import disagreement
-from agent.levels import ensure_config, request, unresolved
+from agent.levels import ensure_config, reference_unresolved, request
 from agent.phases.lines import Log, candidates, facts, failed, launched
 from agent.runner import Runner
 from agent.state import Failure, InvestigationState, Launch, PlannedLaunch, Variant
@@ -76,7 +76,7 @@ def launch_traced(
             elif isinstance(outcome, Failure):
                 record_failure(state, config, outcome)
                 failed(state, config, outcome, log)
-                if unresolved(config):
+                if reference_unresolved(state, config):
                     state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
                     return None
             else:

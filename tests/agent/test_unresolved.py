@@ -24,6 +24,16 @@ SERVER = textwrap.dedent("""\
         counter.write_text(str(starts))
         if starts % 2 == 1:
             sys.exit("flaky start-up: could not initialise the device")
+    span = os.environ.get("FAILED_STARTS")  # "path:first-last": those start-ups fail
+    if span:
+        from pathlib import Path
+        path, numbers = span.rsplit(":", 1)
+        first, last = map(int, numbers.split("-"))
+        counter = Path(path)
+        starts = int(counter.read_text()) + 1 if counter.exists() else 1
+        counter.write_text(str(starts))
+        if first <= starts <= last:
+            sys.exit("flaky start-up: the bootstrap lost a race")
 
     from work import cost_ms
 
@@ -103,6 +113,19 @@ def test_a_flaky_start_up_is_retried_once_and_counted(tmp_path: Path) -> None:
     retried = [e for e in _events(result) if "start-up failed once" in e.get("text", "")]
     assert retried and "could not initialise the device" in retried[0]["text"]
     assert result["unresolved"] == []
+
+
+def test_a_reference_of_a_flaky_server_gets_a_third_launch(tmp_path: Path) -> None:
+    """The bad reference started; the good one failed four start-ups in a row (two launches,
+    each a start and its retry): on a server that starts at all, that is bad luck, not a
+    state that cannot run, and everything hinges on the reference."""
+    repo = _target(tmp_path)
+    work = (repo / "work.py").read_text()
+    (repo / "work.py").write_text(work.replace("return base\n", "return base * 3\n"))
+    result = _investigate(repo, env={"FAILED_STARTS": f"{tmp_path / 'starts'}:2-5"})
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["file"] for c in result["culprits"]] == ["work.py"]
+    assert [(u["config"], u["stage"]) for u in result["unresolved"]] == [("good", "start")] * 2
 
 
 def test_references_that_cannot_run_end_with_status_error_and_a_report(tmp_path: Path) -> None:
