@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from agent.relevance import env_arrival, untraced
+from agent.relevance import Facts, assess, env_arrival, untraced
 from tools.config import load_config
 from tools.proc.import_trace import read_trace, traced_env, wait_for_trace
 from tools.proc.server import free_port, running_server
@@ -194,7 +194,6 @@ worker.wait()
 def test_a_file_is_not_dropped_as_never_imported_while_a_python_process_left_no_report(
     tmp_path: Path,
 ) -> None:
-    from agent.relevance import Facts, assess
     from tools.repo.candidates import Candidate
 
     for name in ("server_only", "worker_only"):
@@ -220,3 +219,43 @@ def test_a_file_is_not_dropped_as_never_imported_while_a_python_process_left_no_
     assert assess(candidate, facts, None, []).on_path is None  # kept: the worker may import it
     facts.workers = workers.model_copy(update={"processes": workers.processes[:1]})
     assert assess(candidate, facts, None, []).reason == "file never imported"
+
+
+FORKING_SERVER = """\
+import multiprocessing as mp, sys, time
+
+def work():
+    time.sleep(0.3)
+    import forked_only  # after the fork: only this child has it
+    time.sleep(60)
+
+if __name__ == "__main__":
+    child = mp.get_context("fork").Process(target=work)
+    child.start()
+    time.sleep(1.0)
+    open(sys.argv[1], "w").close()
+    child.join()
+"""
+
+
+def test_a_forked_child_reports_what_it_imports_after_the_fork(tmp_path: Path) -> None:
+    """A fork keeps only the thread that forked: the hook starts its own again in the child,
+    or every file would be kept for want of the child's report."""
+    (tmp_path / "forked_only.py").write_text("VALUE = 1\n")
+    (tmp_path / "server.py").write_text(FORKING_SERVER)
+    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
+    trace_dir.mkdir()
+    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
+    command = [sys.executable, "server.py", str(marker)]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
+        try:
+            while not marker.exists() and server.poll() is None:
+                time.sleep(0.05)
+            workers = worker_env(server.pid)
+            wait_for_trace(trace_dir, [p.pid for p in workers.processes])
+        finally:
+            os.killpg(server.pid, signal.SIGKILL)
+    trace = read_trace(trace_dir, tmp_path)
+    assert len(workers.processes) == 2 and trace.pids == sorted(p.pid for p in workers.processes)
+    assert trace.imported("forked_only.py")
+    assert untraced(Facts(trace=trace, workers=workers)) == []

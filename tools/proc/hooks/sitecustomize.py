@@ -85,9 +85,15 @@ def _chain_target_sitecustomize() -> None:
     spec.loader.exec_module(module)
 
 
+def _start(directory: str) -> None:
+    threading.Thread(
+        target=_loop, args=(directory,), daemon=True, name="debug-agent-import-trace"
+    ).start()
+
+
 if _DIR:
     atexit.register(_dump, _DIR)
-    threading.Thread(
-        target=_loop, args=(_DIR,), daemon=True, name="debug-agent-import-trace"
-    ).start()
+    _start(_DIR)
+    # a forked child has no threads but the one that forked: it reports under its own pid
+    os.register_at_fork(after_in_child=lambda: _start(_DIR))
 _chain_target_sitecustomize()
