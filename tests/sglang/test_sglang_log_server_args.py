@@ -130,3 +130,15 @@ def test_code_that_mentions_server_args_is_not_a_dump() -> None:
 def test_dump_with_no_readable_key_is_null() -> None:
     assert parse_log("[t] server_args=ServerArgs(\n[2026-01-01 00:00:00] next").server_args is None
     assert parse_log("server_args={}").server_args is None
+
+
+def test_garbage_in_a_dump_raises_no_python_warning() -> None:
+    """`1if` is a SyntaxWarning to Python's parser: a log's garbage must not print one."""
+    import warnings
+
+    line = "[2025-01-01 00:00:00] server_args=ServerArgs(model_path='m', tp_size=1if 2 else 3)"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parsed = parse_log(line)
+    assert caught == [] and parsed.server_args is not None
+    assert parsed.server_args["model_path"] == "m"

@@ -26,7 +26,13 @@ from typing import Any
 
 from tools.sglang.log_lines import RECORD_START
 from tools.sglang.server_args_fields import BENCH_FIELDS, KNOWN_FIELDS
-from tools.sglang.server_args_repr import ENUM_REPR, ReprScanner, by_items, split_item
+from tools.sglang.server_args_repr import (
+    ENUM_REPR,
+    ReprScanner,
+    by_items,
+    parse_expression,
+    split_item,
+)
 
 _CALL_ITEM = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)=(?!=)")
 _DICT_ITEM = re.compile(r"(?:^|,)\s*'([A-Za-z_]\w*)'\s*:\s")
@@ -71,7 +77,7 @@ def _aligned(item: str, call: bool) -> bool:
     if _SIMPLE_VALUE.fullmatch(value) or ENUM_REPR.fullmatch(value):
         return True
     try:
-        ast.parse(value, mode="eval")
+        parse_expression(value)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return value.startswith("<") and value.endswith(">")  # `<function f at 0x...>`
     return True
@@ -83,7 +89,7 @@ def _repr_like(value: str) -> bool:
     if _SIMPLE_VALUE.fullmatch(value) or ENUM_REPR.fullmatch(value):
         return True
     try:
-        node = ast.parse(value, mode="eval").body
+        node = parse_expression(value)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from typing import Any
 
 KEYWORD = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
@@ -157,6 +158,14 @@ def _node_to_json(node: ast.expr) -> Any:
     return ast.unparse(node)
 
 
+def parse_expression(text: str) -> ast.expr:
+    """`ast.parse(text, mode="eval").body`, without the SyntaxWarning a log's garbage raises
+    ("invalid decimal literal") reaching the user's terminal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(text, mode="eval").body
+
+
 def repr_value(source: str) -> Any:
     """One complete value's repr as JSON; an Enum repr `<X.Y: 'v'>` gives its value."""
     text = source.strip()
@@ -164,7 +173,7 @@ def repr_value(source: str) -> Any:
     if enum:
         text = enum.group(1)
     try:
-        return _node_to_json(ast.parse(text, mode="eval").body)
+        return _node_to_json(parse_expression(text))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return text
 
@@ -181,11 +190,11 @@ def whole_repr(inner: str, call: bool) -> dict[str, Any] | None:
     """The complete dump read by `ast` in one go (None when it does not parse)."""
     try:
         if call:
-            node = ast.parse(f"f({inner})", mode="eval").body
+            node = parse_expression(f"f({inner})")
             if not isinstance(node, ast.Call) or node.args:
                 return None
             return {k.arg: _node_to_json(k.value) for k in node.keywords if k.arg}
-        parsed = ast.parse("{" + inner + "}", mode="eval").body
+        parsed = parse_expression("{" + inner + "}")
         result = _node_to_json(parsed)
         return result if isinstance(result, dict) else None
     except (SyntaxError, ValueError, MemoryError, RecursionError):
