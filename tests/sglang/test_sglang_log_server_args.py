@@ -133,10 +133,14 @@ def test_dump_with_no_readable_key_is_null() -> None:
 
 
 def test_garbage_in_a_dump_raises_no_python_warning() -> None:
-    """`1if` is a SyntaxWarning to Python's parser: a log's garbage must not print one."""
+    """`1if` is a SyntaxWarning to Python's parser, and `'\\q'` an invalid escape: a log's
+    garbage must not print either."""
     import warnings
 
-    line = "[2025-01-01 00:00:00] server_args=ServerArgs(model_path='m', tp_size=1if 2 else 3)"
+    line = (
+        "[2025-01-01 00:00:00] server_args=ServerArgs(model_path='m', tp_size=1if 2 else 3, "
+        "chat_template='a\\q')"
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         parsed = parse_log(line)

@@ -159,10 +159,11 @@ def _node_to_json(node: ast.expr) -> Any:
 
 
 def parse_expression(text: str) -> ast.expr:
-    """`ast.parse(text, mode="eval").body`, without the SyntaxWarning a log's garbage raises
-    ("invalid decimal literal") reaching the user's terminal."""
+    """`ast.parse(text, mode="eval").body`, without the warnings a log's garbage raises
+    ("invalid decimal literal", "invalid escape sequence") reaching the user's terminal."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)  # escapes, before Python 3.12
         return ast.parse(text, mode="eval").body
 
 
