@@ -14,7 +14,7 @@ from agent.relevance import Facts, assess, env_arrival, untraced
 from tools.config import load_config
 from tools.proc.import_trace import read_trace, traced_env, wait_for_trace
 from tools.proc.server import free_port, running_server
-from tools.proc.worker_env import after_start, worker_env
+from tools.proc.worker_env import WorkerEnv, after_start, worker_env
 
 
 def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
@@ -180,6 +180,26 @@ def test_the_hook_runs_in_a_target_on_an_older_python(tmp_path: Path) -> None:
         assert any(f.endswith("json/__init__.py") for f in files), python
 
 
+def _run_traced(tmp_path: Path, script: str) -> tuple[Path, WorkerEnv, int]:
+    """Run `script` (it writes argv[1] when ready) with the trace; its trace folder, its
+    processes as they were once ready, and its pid (all of it killed before returning)."""
+    (tmp_path / "server.py").write_text(script)
+    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
+    trace_dir.mkdir()
+    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
+    command = [sys.executable, "server.py", str(marker)]
+    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
+        try:
+            report = trace_dir / f"{server.pid}.txt"  # the hook's first dump, soon after start
+            while not (marker.exists() and report.exists()) and server.poll() is None:
+                time.sleep(0.05)
+            workers = worker_env(server.pid)
+            wait_for_trace(trace_dir, [p.pid for p in workers.processes])
+        finally:
+            os.killpg(server.pid, signal.SIGKILL)
+    return trace_dir, workers, server.pid
+
+
 ISOLATED_WORKER = """\
 import subprocess, sys, time
 
@@ -198,22 +218,9 @@ def test_a_file_is_not_dropped_as_never_imported_while_a_python_process_left_no_
 
     for name in ("server_only", "worker_only"):
         (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
-    (tmp_path / "server.py").write_text(ISOLATED_WORKER)
-    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
-    trace_dir.mkdir()
-    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
-    command = [sys.executable, "server.py", str(marker)]
-    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
-        try:
-            report = trace_dir / f"{server.pid}.txt"  # the hook's first dump, soon after start
-            while not (marker.exists() and report.exists()) and server.poll() is None:
-                time.sleep(0.05)
-            workers = worker_env(server.pid)
-            wait_for_trace(trace_dir, [p.pid for p in workers.processes])
-        finally:
-            os.killpg(server.pid, signal.SIGKILL)
+    trace_dir, workers, pid = _run_traced(tmp_path, ISOLATED_WORKER)
     facts = Facts(trace=read_trace(trace_dir, tmp_path), workers=workers)
-    (worker,) = [p.pid for p in workers.processes if p.pid != server.pid]
+    (worker,) = [p.pid for p in workers.processes if p.pid != pid]
     assert untraced(facts) == [worker]
     candidate = Candidate(id="w", kind="hunk", file="worker_only.py", patch="")
     assert assess(candidate, facts, None, []).on_path is None  # kept: the worker may import it
@@ -242,19 +249,7 @@ def test_a_forked_child_reports_what_it_imports_after_the_fork(tmp_path: Path) -
     """A fork keeps only the thread that forked: the hook starts its own again in the child,
     or every file would be kept for want of the child's report."""
     (tmp_path / "forked_only.py").write_text("VALUE = 1\n")
-    (tmp_path / "server.py").write_text(FORKING_SERVER)
-    trace_dir, marker = tmp_path / "trace", tmp_path / "ready"
-    trace_dir.mkdir()
-    env = traced_env(dict(os.environ), trace_dir, tmp_path, inherited=str(tmp_path))
-    command = [sys.executable, "server.py", str(marker)]
-    with subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True) as server:
-        try:
-            while not marker.exists() and server.poll() is None:
-                time.sleep(0.05)
-            workers = worker_env(server.pid)
-            wait_for_trace(trace_dir, [p.pid for p in workers.processes])
-        finally:
-            os.killpg(server.pid, signal.SIGKILL)
+    trace_dir, workers, _ = _run_traced(tmp_path, FORKING_SERVER)
     trace = read_trace(trace_dir, tmp_path)
     assert len(workers.processes) == 2 and trace.pids == sorted(p.pid for p in workers.processes)
     assert trace.imported("forked_only.py")

@@ -92,8 +92,9 @@ def _start(directory: str) -> None:
 
 
 if _DIR:
-    atexit.register(_dump, _DIR)
-    _start(_DIR)
+    _TRACE_DIR: str = _DIR
+    atexit.register(_dump, _TRACE_DIR)
+    _start(_TRACE_DIR)
     # a forked child has no threads but the one that forked: it reports under its own pid
-    os.register_at_fork(after_in_child=lambda: _start(_DIR))
+    os.register_at_fork(after_in_child=lambda: _start(_TRACE_DIR))
 _chain_target_sitecustomize()
