@@ -108,8 +108,8 @@ def score_scenario(
     order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
     positions = {i for i, key in enumerate(order) if key in wanted}
     together = truth.scenario in ("random:pair", "random:helper-pair")  # slow only together
-    open_ = _named_keys(result, by_id, "undecided") | _named_keys(result, by_id, "not_ruled_out")
-    verdict = outcome(result["status"], named, truth, open_)
+    said = _named_keys(result, by_id, "undecided") | _named_keys(result, by_id, "not_ruled_out")
+    verdict = outcome(result["status"], named, truth, said)
     if truth.range and verdict == "correct":
         right = _commits_right(result, by_id, truth.range.culprit_commits)
         verdict = "correct" if right else "wrong"

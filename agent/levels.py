@@ -86,32 +86,30 @@ def noise_is_measured(state: InvestigationState) -> bool:
     return noise(state).df >= MIN_NOISE_DF
 
 
-REFERENCE_START_TRIES = 3  # failed launches (each two starts) of a state that runs, when flaky
+START_TRIES = 3  # failed launches (each two starts) of a state known to run, when all were starts
 
 
-def unresolved(config: Variant) -> bool:
+def unresolved(config: Variant, runs: bool = False) -> bool:
     """A config that cannot be measured: its tree did not build or its bench failed, or its
     server did not start twice (each a start and its retry: flaky starts exist), or, once it
-    has measured something, any two failures (REFERENCE_START_TRIES when all were start-ups:
-    a state that has run is flaky, not broken)."""
+    has measured something, any two failures. A state known to run (it has measured, or, for
+    a reference, `runs`: other launches of the session started) whose failures were all
+    start-ups is flaky, not broken: it gets START_TRIES."""
     if not config.failures:
         return False
     starts_only = all(f.stage == "start" for f in config.failures)
+    if starts_only and (runs or config.values):
+        return len(config.failures) >= START_TRIES
     if config.values:
-        return len(config.failures) >= (REFERENCE_START_TRIES if starts_only else 2)
+        return len(config.failures) >= 2
     return not starts_only or len(config.failures) >= 2
 
 
 def reference_unresolved(state: InvestigationState, config: Variant) -> bool:
-    """As `unresolved`, but everything hinges on a reference: one that only ever failed to
-    start, while launches of this session did start (the server is flaky, not broken), gets
-    REFERENCE_START_TRIES launches (at one start in three failing, 1 in 700 fail them all)."""
-    if not unresolved(config):
-        return False
-    flaky = all(f.stage == "start" for f in config.failures) and any(
-        c.values for c in state.configs.values()
-    )
-    return not flaky or len(config.failures) >= REFERENCE_START_TRIES
+    """`unresolved` for a reference, on which everything hinges: while launches of this
+    session start, one that only failed to start gets START_TRIES (at one start in three
+    failing, 1 in 700 fail them all)."""
+    return unresolved(config, runs=any(c.values for c in state.configs.values()))
 
 
 def between(

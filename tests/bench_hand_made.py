@@ -65,6 +65,11 @@ def _splits_cost(src: Path, splits: str) -> None:
     _edit(src / ATT, "return 0.016 + read_kv", f"return 0.016 + 0.0025 * {splits} + read_kv")
 
 
+def _import_into_attention(src: Path, line: str) -> None:
+    """`line` (an import) at the top of the triton backend's own imports."""
+    _edit(src / ATT, "from sglang.srt.model_executor", f"{line}\nfrom sglang.srt.model_executor")
+
+
 def _decoys(src: Path) -> None:
     _edit(src / "managers/scheduler.py", '"""', '"""Scheduler (tidied). ')
     _edit(src / "layers/attention/flashinfer_backend.py", '"""', '"""Reviewed. ')
@@ -99,11 +104,7 @@ def rename(lab: Path) -> Truth:
     (src / "layers/attention/kv_split.py").write_text(
         "def splits(seq_len: int) -> int:\n    return 8\n"
     )
-    _edit(
-        src / ATT,
-        "from sglang.srt.model_executor",
-        "from sglang.srt.layers.attention.kv_split import splits\nfrom sglang.srt.model_executor",
-    )
+    _import_into_attention(src, "from sglang.srt.layers.attention.kv_split import splits")
     _splits_cost(src, "splits(batch.seq_len)")
     _commit(lab, "a split policy")
     _sh(
@@ -134,11 +135,7 @@ def constant(lab: Path) -> Truth:
     (src / "layers/attention/limits.py").write_text(
         '"""Limits."""\n\nMAX_SPLITS = 8\nWORKSPACE_MB = 128\n'
     )
-    _edit(
-        src / ATT,
-        "from sglang.srt.model_executor",
-        "from sglang.srt.layers.attention.limits import MAX_SPLITS\nfrom sglang.srt.model_executor",
-    )
+    _import_into_attention(src, "from sglang.srt.layers.attention.limits import MAX_SPLITS")
     _edit(src / ATT, "self.num_kv_splits = 8", "self.num_kv_splits = MAX_SPLITS")
     _splits_cost(src, "self.num_kv_splits")
     _commit(lab, "limits")
