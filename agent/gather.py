@@ -54,6 +54,36 @@ def facts_from(
     return facts
 
 
+def measured_elsewhere(state: InvestigationState) -> str | None:
+    """Why no configuration would be measured as built, or None: the references loaded changed
+    files from the user's own checkout (on the path: an editable install), which is the bad
+    state whatever the scratch tree holds."""
+    facts = state.facts
+    traces = [t for t in (facts.trace, facts.good_trace) if t is not None] if facts else []
+    loaded = {path: where for t in traces for path, where in t.from_checkout.items()}
+    if not loaded:
+        return None
+    shown = "; ".join(f"{path} from {where}" for path, where in list(loaded.items())[:3])
+    return (
+        f"the references loaded changed files from your checkout, not from the scratch tree "
+        f"({shown}): every configuration would run the same code. Put the tree first on the "
+        'import path: PYTHONPATH in [launch] env (a relative entry, such as "src", is the '
+        "scratch tree's)"
+    )
+
+
+def shadowed(facts: Facts | None) -> list[str]:
+    """Changed files the bad state loaded from another copy (an installed package), each a
+    sentence: their changes were not measured."""
+    if facts is None or facts.trace is None:
+        return []
+    return [
+        f"{path} was loaded from {where}, not from the scratch tree: its changes there are "
+        "not measured"
+        for path, where in facts.trace.elsewhere.items()
+    ]
+
+
 def describe(state: InvestigationState) -> list[str]:
     """The gathered facts as sentences for the transcript."""
     facts = state.facts
@@ -80,6 +110,13 @@ def describe(state: InvestigationState) -> list[str]:
             f"import trace: {len(facts.trace.files)} source files loaded by "
             f"{facts.trace.processes} processes"
         )
+        if not facts.trace.processes:
+            lines.append(
+                "import trace: no Python process reported (a command that sets PYTHONPATH "
+                "itself leaves the trace's hook out: set it in [launch] env): no file is "
+                "dropped as never imported"
+            )
+        lines += [f"import trace: {line}" for line in shadowed(facts)[:5]]
         if missing := untraced(facts):
             lines.append(
                 f"import trace: Python processes {', '.join(map(str, missing[:5]))} left no "

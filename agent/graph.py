@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agent.disturbed import set_aside_disturbed
-from agent.gather import facts_from
+from agent.gather import facts_from, measured_elsewhere
 from agent.hypothesize import hypothesize as hypotheses_of
 from agent.levels import update_levels
 from agent.llm.claims import apply_rankings
@@ -68,6 +68,7 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     s.facts = facts_from(bad, node_gpu=bad.gpu, good=good)
     lines.described(s, ctx.log)
     s.phase = "hypothesize"
+    lines.stop_if(s, measured_elsewhere(s), ctx.log)  # no configuration would run as built
     return dict(s)
 
 

@@ -155,6 +155,7 @@ def make_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     sh(repo, "git", "config", "user.name", "t")
     files = files or {"a.py": "".join(f"line {i}\n" for i in range(1, 41)), "b.py": "x = 1\n"}
     for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text)
     sh(repo, "git", "add", "-A")
     sh(repo, "git", "commit", "-qm", "good")

@@ -1,7 +1,7 @@
 """The target config, `debug-agent.toml`: how to launch and benchmark the server under study.
 
-A library has no server: without [launch], a `command` bench is the launch itself (run in the
-scratch tree; no port, no ready wait).
+A library has no server: without [launch] (or with one holding only its env), a `command` bench
+is the launch itself (run in the scratch tree; no port, no ready wait).
 """
 
 from __future__ import annotations
@@ -218,9 +218,12 @@ class TargetConfig(_Section):
     def _launch_or_command_bench(
         cls, data: Any, handler: ModelWrapValidatorHandler[TargetConfig]
     ) -> TargetConfig:
-        """No [launch]: the `command` bench is the launch (a library target); anything else
-        without [launch] is one clear error."""
-        bench_only = isinstance(data, dict) and "launch" not in data
+        """No [launch], or one with only an env: the `command` bench is the launch (a library
+        target); anything else without a launch command is one clear error."""
+        launch = data.get("launch") if isinstance(data, dict) else None
+        bench_only = isinstance(data, dict) and (
+            launch is None or (isinstance(launch, dict) and "command" not in launch)
+        )
         if bench_only:
             bench = data.get("bench")
             command = bench.get("command") if isinstance(bench, dict) else None
@@ -233,7 +236,7 @@ class TargetConfig(_Section):
                 raise ValueError(
                     "bench.command uses {port} or {base_url}, but there is no [launch] server"
                 )
-            data = {**data, "launch": {"command": command}}
+            data = {**data, "launch": {**(launch or {}), "command": command}}
         config = handler(data)
         config._bench_only = bench_only
         if config.host is not None and config.cluster.ray:

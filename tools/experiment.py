@@ -235,7 +235,8 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
                 before_stop=_trace_waiter(node) if trace else None,
             )
             measured.append(measure(config, node, cwd, log, plan, options.progress))
-        imports = node.read_trace(tree) if trace else None
+        watch = {c.file for c in target.cands.candidates if c.file}
+        imports = node.read_trace(tree, watch) if trace else None
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]
             measured[-1] = last.model_copy(

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent import decomposition, reproduction
+from agent.gather import shadowed
 from agent.levels import (
     noise,
     noise_is_measured,
@@ -68,6 +69,9 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         _search_the_part_that_moved(state, log)
         state.phase = "search"
         return
+    for line in shadowed(state.facts):  # the likeliest reason the change did not show
+        _note(state, line)
+        log("plan", "thought", line)
     state.status = "error" if verdict == "error" else verdict  # type: ignore[assignment]
     state.phase = "report"
 

@@ -47,6 +47,14 @@ def described(state: InvestigationState, log: Log) -> None:
         log("gather", "thought", line)
 
 
+def stop_if(state: InvestigationState, why: str | None, log: Log) -> None:
+    """With a reason, the investigation ends here: status error, the reason its note."""
+    if why is not None:
+        state.notes.append(why)
+        log("gather", "error", why)
+        state.status, state.phase = "error", "report"
+
+
 def failed(state: InvestigationState, config: Variant, failure: Failure, log: Log) -> None:
     """A launch that measured nothing: why, where its log is, and the log's last lines."""
     what = {"build": "its tree did not build", "start": "its server did not start (twice)"}

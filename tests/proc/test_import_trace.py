@@ -254,3 +254,18 @@ def test_a_forked_child_reports_what_it_imports_after_the_fork(tmp_path: Path) -
     assert len(workers.processes) == 2 and trace.pids == sorted(p.pid for p in workers.processes)
     assert trace.imported("forked_only.py")
     assert untraced(Facts(trace=trace, workers=workers)) == []
+
+
+def test_a_script_run_as_main_is_in_the_trace_after_it_returns(tmp_path: Path) -> None:
+    """CPython takes `__file__` off `__main__` once the script has returned, before atexit
+    dumps the trace: a changed bench script must not look never imported."""
+    tree, trace_dir = tmp_path / "tree", tmp_path / "trace"
+    (tree / "tools").mkdir(parents=True)
+    trace_dir.mkdir()
+    (tree / "tools/bench.py").write_text("print('work_ms: 1')\n")  # over before a dump period
+    env = traced_env({}, trace_dir, tree)
+    done = subprocess.run(
+        [sys.executable, "tools/bench.py"], cwd=tree, env={**os.environ, **env}, timeout=60
+    )
+    assert done.returncode == 0
+    assert read_trace(trace_dir, tree).imported("tools/bench.py")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath
 from typing import Protocol
@@ -60,7 +60,7 @@ class Node(Protocol):
 
     def wait_trace(self, pids: list[int]) -> None: ...
 
-    def read_trace(self, tree: PurePath) -> ImportTrace: ...
+    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace: ...
 
 
 class LocalNode:
@@ -125,8 +125,10 @@ class LocalNode:
     def wait_trace(self, pids: list[int]) -> None:
         wait_for_trace(self.trace_dir, pids)
 
-    def read_trace(self, tree: PurePath) -> ImportTrace:
-        return read_trace(self.trace_dir, Path(tree))
+    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace:
+        return read_trace(
+            self.trace_dir, Path(tree), watch=watch, user_repo=self.repo_root.resolve()
+        )
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import contextlib
 import posixpath
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath, PurePosixPath
 
@@ -181,10 +181,13 @@ class RemoteNode:
                 return
             time.sleep(0.1)
 
-    def read_trace(self, tree: PurePath) -> ImportTrace:
+    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace:
         local = self.out_dir / "imports"
         self.host.fetch(self.trace_dir, local)
-        return read_trace(local, tree, resolve=False)
+        repo = PurePosixPath(self.repo)
+        return read_trace(
+            local, tree, resolve=False, watch=watch, user_repo=repo if repo.is_absolute() else None
+        )
 
 
 @contextmanager

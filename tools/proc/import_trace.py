@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Collection
+from contextlib import suppress
 from pathlib import Path, PurePath
 
 from pydantic import BaseModel
@@ -20,6 +22,9 @@ class ImportTrace(BaseModel):
     processes: int  # processes that reported
     files: list[str]  # repo-relative paths of loaded source files, sorted
     pids: list[int] = []  # the processes that reported
+    # watched repository files loaded, but not from the scratch tree: path -> where from
+    from_checkout: dict[str, str] = {}  # the user's own repository (an editable install)
+    elsewhere: dict[str, str] = {}  # another copy of the package (an install, a vendored one)
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)
@@ -51,20 +56,81 @@ def traced_env(
     }
 
 
-def read_trace(trace_dir: Path, tree: PurePath, resolve: bool = True) -> ImportTrace:
-    """`resolve=False` for a remote tree: its paths mean nothing on this machine."""
+def read_trace(
+    trace_dir: Path,
+    tree: PurePath,
+    resolve: bool = True,
+    watch: Collection[str] = (),
+    user_repo: PurePath | None = None,
+) -> ImportTrace:
+    """`resolve=False` for a remote tree: its paths mean nothing on this machine. `watch`:
+    repository paths (the changed files) whose loading from elsewhere than the tree is
+    reported: from `user_repo` (the user's own checkout) or an installed copy of the package."""
     root = Path(tree).resolve() if resolve else Path(tree)
     files: set[str] = set()
+    outside: list[PurePath] = []
     reports = sorted(trace_dir.glob("*.txt"))
     for report in reports:
         for line in report.read_text(errors="replace").splitlines()[1:]:
             try:
-                rel = (Path(line).resolve() if resolve else Path(line)).relative_to(root)
-            except (ValueError, OSError):
+                path = Path(line).resolve() if resolve else Path(line)
+            except OSError:
                 continue
-            files.add(rel.as_posix().replace("/__pycache__/", "/"))
+            try:
+                files.add(path.relative_to(root).as_posix().replace("/__pycache__/", "/"))
+            except ValueError:
+                outside.append(path)
     pids = sorted(int(r.stem) for r in reports if r.stem.isdigit())
-    return ImportTrace(processes=len(reports), files=sorted(files), pids=pids)
+    return ImportTrace(
+        processes=len(reports),
+        files=sorted(files),
+        pids=pids,
+        **_loaded_elsewhere(set(watch) - files, outside, user_repo, root if resolve else None),
+    )
+
+
+def _loaded_elsewhere(
+    watched: set[str], outside: list[PurePath], user_repo: PurePath | None, tree: Path | None
+) -> dict[str, dict[str, str]]:
+    """Each watched .py file the tree did not provide but another copy did: the same path in
+    the user's repository (`from_checkout`), or, for a file of a package in the tree (on this
+    machine), the same dotted path (`mylib/core.py`, from its package's top) in another copy
+    (`elsewhere`): a bare `utils.py` or `attention/__init__.py` elsewhere proves nothing."""
+    by_tail: dict[tuple[str, ...], str] = {}
+    for rel in watched:
+        if rel.endswith(".py") and tree is not None:
+            parts = PurePath(rel).parts
+            depth = _package_depth(tree, parts)
+            if depth >= 1:
+                by_tail[parts[-depth - 1 :]] = rel
+    checkout: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for path in outside:
+        text = path.as_posix().replace("/__pycache__/", "/")
+        if user_repo is not None:
+            with suppress(ValueError):
+                rel = PurePath(text).relative_to(user_repo).as_posix()
+                if rel in watched:
+                    checkout[rel] = text
+                    continue
+        parts = PurePath(text).parts
+        for k in range(2, len(parts) + 1):
+            twin = by_tail.get(parts[-k:])
+            if twin is not None:
+                found.setdefault(twin, text)
+                break
+    return {
+        "from_checkout": dict(sorted(checkout.items())),
+        "elsewhere": dict(sorted(found.items())),
+    }
+
+
+def _package_depth(tree: Path, parts: tuple[str, ...]) -> int:
+    """How many folders above the file are packages (hold an __init__.py), from its own up."""
+    depth = 0
+    while depth < len(parts) - 1 and (tree.joinpath(*parts[: -depth - 1]) / "__init__.py").exists():
+        depth += 1
+    return depth
 
 
 FLUSH = "flush"  # a token written here asks every traced process to write its report now

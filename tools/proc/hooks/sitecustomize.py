@@ -25,6 +25,8 @@ import threading
 _DIR = os.environ.get("DEBUG_AGENT_IMPORT_TRACE_DIR")
 _STARTED_WITH = dict(os.environ)  # the environment this process started with
 _CREDENTIAL_WORDS = ("key", "token", "secret", "passw", "credential", "auth")
+_START_CWD = os.getcwd()
+_LOADED: set[str] = set()
 
 
 def _write(path: str, text: str) -> None:
@@ -43,8 +45,22 @@ def _env_changes() -> dict[str, str | None]:
     return {k: v for k, v in changed.items() if not any(w in k.lower() for w in _CREDENTIAL_WORDS)}
 
 
+def _main_script() -> str | None:
+    """The script `python x.py` runs: CPython takes `__file__` off `__main__` once the script
+    has returned, before atexit, so argv answers then."""
+    path = getattr(sys.modules.get("__main__"), "__file__", None)
+    if path:
+        return path
+    first = sys.argv[0] if getattr(sys, "argv", None) else ""
+    script = os.path.join(_START_CWD, first) if first not in ("", "-c", "-m", "-") else ""
+    return script if script and os.path.isfile(script) else None
+
+
 def _dump(directory: str) -> None:
-    files = sorted({getattr(m, "__file__", None) or "" for m in list(sys.modules.values())} - {""})
+    # every file loaded so far: a module gone from sys.modules was still imported
+    _LOADED.update(getattr(m, "__file__", None) or "" for m in list(sys.modules.values()))
+    _LOADED.add(_main_script() or "")
+    files = sorted(_LOADED - {""})
     base = os.path.join(directory, str(os.getpid()))
     _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
     argv = getattr(sys, "orig_argv", sys.argv)  # orig_argv: Python 3.10 and up

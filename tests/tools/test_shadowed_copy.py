@@ -1,0 +1,102 @@
+"""A library whose changed files the bench loads from another copy: the user's own checkout on
+the path (what `pip install -e .` does) or an installed copy. Every configuration would run the
+same code: from the user's checkout the investigation stops after the references with status
+error and says where the files came from; from an installed copy, which may be meant, the
+report says so where the change does not show. With the scratch tree first on the path (a
+relative PYTHONPATH in a [launch] holding only an env) the same target is confirmed, and the
+bench script, which runs as `__main__`, is not taken for a file nobody imported."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_repo, run_cli
+
+INIT = "from mylib.core import work\n"
+CORE = "import time\n\nDELAY_S = 0.002\n\n\ndef work():\n    time.sleep(DELAY_S)\n"
+BENCH = textwrap.dedent("""\
+    import time
+
+    import mylib
+
+    REPEATS = 5
+    for _ in range(3):
+        fastest = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            mylib.work()
+            fastest = min(fastest, time.perf_counter() - start)
+        print(f"work_ms: {fastest * 1000:.2f}")
+""")
+
+
+def _config(env: str) -> str:
+    return textwrap.dedent(f"""\
+        [target]
+        repo = "."
+        good = "good"
+        [launch]
+        env = {{ PYTHONPATH = "{env}" }}
+        [bench]
+        kind = "command"
+        command = "{{python}} bench.py"
+        metric = "work_ms"
+        metric_regex = "work_ms: ([0-9.]+)"
+        timeout_s = 60
+        [budget]
+        max_launches = 12
+    """)
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    """src/mylib, whose uncommitted change makes work() 20 times slower; bench.py at the root,
+    changed too (a harmless constant)."""
+    repo = make_repo(
+        tmp_path, {"src/mylib/__init__.py": INIT, "src/mylib/core.py": CORE, "bench.py": BENCH}
+    )
+    (repo / "src/mylib/core.py").write_text(CORE.replace("0.002", "0.040"))
+    (repo / "bench.py").write_text(BENCH.replace("REPEATS = 5", "REPEATS = 6"))
+    return repo
+
+
+def _investigate(repo: Path, env: str) -> dict:
+    (repo / "debug-agent.toml").write_text(_config(env))
+    done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_the_users_own_checkout_on_the_path_stops_the_investigation(library: Path) -> None:
+    result = _investigate(library, str(library / "src"))  # as an editable install puts it
+    assert result["status"] == "error" and result["launches"] == 2, result["notes"]
+    note = result["notes"][-1]
+    assert f"src/mylib/core.py from {library.resolve()}/src/mylib/core.py" in note, note
+    assert "every configuration would run the same code" in note
+
+
+def test_an_installed_copy_is_named_where_the_change_does_not_show(
+    library: Path, tmp_path: Path
+) -> None:
+    """Another copy may be meant (a vendored package beside its installed twin): no stop, but
+    the change's absence is explained where it shows."""
+    site = tmp_path / "site-packages"
+    shutil.copytree(library / "src", site)  # the package as `pip install .` copies it
+    result = _investigate(library, str(site))
+    assert result["status"] in ("not_reproduced", "no_regression"), result["notes"]
+    where = f"src/mylib/core.py was loaded from {site.resolve()}/mylib/core.py"
+    assert any(note.startswith(where) for note in result["notes"]), result["notes"]
+
+
+def test_the_scratch_tree_first_on_the_path_is_confirmed(library: Path) -> None:
+    result = _investigate(library, "src")  # relative: the scratch tree's
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["file"] for c in result["culprits"]] == ["src/mylib/core.py"]
+    dropped = {d["file"]: d["reason"] for d in result["dropped"]}
+    assert "bench.py" not in dropped, dropped  # it ran as __main__: imported, and cleared
+    assert any(c["candidate"].startswith("bench-") for c in result["cleared"]), result["cleared"]
