@@ -91,8 +91,12 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     rescued = kept_by_links(verdicts, state.links)
     for c in state.candidates:
         p = prior(c, state.metric, state.facts.server_args if state.facts else None)
-        hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
         verdict = verdicts[c.id]
+        hypothesis = Hypothesis(candidate=c.id, prior=p.weight, reasons=p.reasons)
+        if verdict.prior_factor != 1.0:  # weak evidence: it orders the search, nothing more
+            hypothesis.prior *= verdict.prior_factor
+            hypothesis.reasons.append(verdict.reason)
+            hypothesis.evidence += verdict.evidence
         if c.id in rescued:
             link = rescued[c.id]
             hypothesis.evidence.append(

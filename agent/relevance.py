@@ -55,6 +55,7 @@ class Relevance(BaseModel):
     on_path: bool | None  # None: no evidence either way
     reason: str
     evidence: list[str]
+    prior_factor: float = 1.0  # weak evidence, short of a verdict: it scales the prior
 
 
 def _args_quote(facts: Facts, *keys: str) -> list[str]:
@@ -86,6 +87,39 @@ def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
     if facts.architectures:
         evidence.append(f"model architecture {facts.architectures[0]} (/model_info)")
     return Relevance(candidate=c.id, on_path=False, reason="file never imported", evidence=evidence)
+
+
+def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
+    """A changed data file no process opened while the launch ran was not read. Only a file
+    whose contents changed is dropped: an added or deleted one may matter by its existence
+    alone, which no open shows, so it is only searched last."""
+    if (
+        c.kind != "hunk"
+        or not c.file
+        or c.file.endswith(".py")
+        or (c.header or "").startswith("mode")
+    ):
+        return None
+    change = file_change(c)
+    trace, state = (facts.good_trace, "good") if change == "deleted" else (facts.trace, "bad")
+    if trace is None or c.file not in trace.opens.watched or c.file in trace.opens.opened:
+        return None
+    evidence = [
+        f"{c.file} was not opened by any process while the {state} state ran (inotify watch "
+        "on its scratch tree, from before the launch to after the benchmark)"
+    ]
+    if change == "modified":
+        return Relevance(
+            candidate=c.id, on_path=False, reason="file never opened", evidence=evidence
+        )
+    return Relevance(
+        candidate=c.id,
+        on_path=None,
+        reason=f"{change} but never opened while the {state} state ran (its existence alone "
+        "could matter)",
+        evidence=evidence,
+        prior_factor=0.2,
+    )
 
 
 @lru_cache(maxsize=32)
@@ -264,6 +298,7 @@ def assess(
     """`root`: the bad state's repository, so guards can follow names to other modules."""
     for check in (
         lambda: _not_imported(c, facts),
+        lambda: _not_opened(c, facts),
         lambda: _comment_only(c, good_source),
         lambda: _other_architecture(c, facts, bad_source),
         lambda: _other_gpu(c, facts, bad_source, root),

@@ -223,20 +223,25 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     ):
         cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
-        for i in range(options.launches):
-            log = out_dir / f"server-{i + 1}.log"
-            logs.append(str(log))
-            plan = LaunchPlan(
-                command=state.command,
-                transform_argv=state.argv,
-                env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
-                watch_env=env_names(target.cands),
-                requests=options.requests,
-                before_stop=_trace_waiter(node) if trace else None,
-            )
-            measured.append(measure(config, node, cwd, log, plan, options.progress))
-        watch = {c.file for c in target.cands.candidates if c.file}
-        imports = node.read_trace(tree, watch) if trace else None
+        changed = {c.file for c in target.cands.candidates if c.file}
+        data = [f for f in changed if not f.endswith(".py")] if trace else []
+        with node.watch_opens(tree, data) as opens:  # which data files the launch reads
+            for i in range(options.launches):
+                log = out_dir / f"server-{i + 1}.log"
+                logs.append(str(log))
+                plan = LaunchPlan(
+                    command=state.command,
+                    transform_argv=state.argv,
+                    env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
+                    watch_env=env_names(target.cands),
+                    requests=options.requests,
+                    before_stop=_trace_waiter(node) if trace else None,
+                )
+                measured.append(measure(config, node, cwd, log, plan, options.progress))
+            opened = opens.trace()
+        imports = (
+            node.read_trace(tree, changed).model_copy(update={"opens": opened}) if trace else None
+        )
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]
             measured[-1] = last.model_copy(

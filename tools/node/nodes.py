@@ -18,6 +18,7 @@ from typing import Protocol
 from tools.config import TargetConfig
 from tools.proc.groups import start_group, stop_group
 from tools.proc.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
+from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerInfo, free_port, reap_stale_servers, running_server
 from tools.proc.worker_env import WorkerEnv, worker_env
 from tools.repo.worktree import reap_stale_worktrees, scratch_worktree
@@ -61,6 +62,10 @@ class Node(Protocol):
     def wait_trace(self, pids: list[int]) -> None: ...
 
     def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace: ...
+
+    def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
+        """Which of `paths` (in the tree) some process opens until the block ends."""
+        ...
 
 
 class LocalNode:
@@ -129,6 +134,9 @@ class LocalNode:
         return read_trace(
             self.trace_dir, Path(tree), watch=watch, user_repo=self.repo_root.resolve()
         )
+
+    def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
+        return watch_opens(Path(tree), paths)
 
 
 @contextmanager

@@ -11,7 +11,7 @@ import posixpath
 import time
 import uuid
 from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath, PurePosixPath
 
 from tools.config import TargetConfig
@@ -19,6 +19,7 @@ from tools.node.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.node.ssh_tunnel import forwarded_port
 from tools.node.supervisor import RemoteSupervisor, supervised
 from tools.proc.import_trace import FLUSH, ImportTrace, read_trace, traced_env
+from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerError, ServerInfo, exit_code, exit_error, wait_ready
 from tools.proc.worker_env import WorkerEnv, process_env
 from tools.repo.worktree import join_patches
@@ -180,6 +181,9 @@ class RemoteNode:
             if answered == wanted:
                 return
             time.sleep(0.1)
+
+    def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
+        return watch_opens(Path(tree), [])  # the node's files are not watched from here
 
     def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace:
         local = self.out_dir / "imports"

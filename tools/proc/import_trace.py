@@ -15,6 +15,8 @@ from pathlib import Path, PurePath
 
 from pydantic import BaseModel
 
+from tools.proc.open_trace import OpenTrace
+
 HOOK_DIR = Path(__file__).parent / "hooks"
 
 
@@ -25,6 +27,7 @@ class ImportTrace(BaseModel):
     # watched repository files loaded, but not from the scratch tree: path -> where from
     from_checkout: dict[str, str] = {}  # the user's own repository (an editable install)
     elsewhere: dict[str, str] = {}  # another copy of the package (an install, a vendored one)
+    opens: OpenTrace = OpenTrace()  # which changed data files the launch opened
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)
@@ -81,17 +84,21 @@ def read_trace(
             except ValueError:
                 outside.append(path)
     pids = sorted(int(r.stem) for r in reports if r.stem.isdigit())
+    checkout, elsewhere = _loaded_elsewhere(
+        set(watch) - files, outside, user_repo, root if resolve else None
+    )
     return ImportTrace(
         processes=len(reports),
         files=sorted(files),
         pids=pids,
-        **_loaded_elsewhere(set(watch) - files, outside, user_repo, root if resolve else None),
+        from_checkout=checkout,
+        elsewhere=elsewhere,
     )
 
 
 def _loaded_elsewhere(
     watched: set[str], outside: list[PurePath], user_repo: PurePath | None, tree: Path | None
-) -> dict[str, dict[str, str]]:
+) -> tuple[dict[str, str], dict[str, str]]:
     """Each watched .py file the tree did not provide but another copy did: the same path in
     the user's repository (`from_checkout`), or, for a file of a package in the tree (on this
     machine), the same dotted path (`mylib/core.py`, from its package's top) in another copy
@@ -119,10 +126,7 @@ def _loaded_elsewhere(
             if twin is not None:
                 found.setdefault(twin, text)
                 break
-    return {
-        "from_checkout": dict(sorted(checkout.items())),
-        "elsewhere": dict(sorted(found.items())),
-    }
+    return dict(sorted(checkout.items())), dict(sorted(found.items()))
 
 
 def _package_depth(tree: Path, parts: tuple[str, ...]) -> int:

@@ -1,0 +1,97 @@
+"""The file-open trace: which changed data files a launch opened, seen by the kernel (inotify),
+whoever opened them. A changed data file nobody opened is dropped before any launch; an added one
+is only searched last (its existence alone could matter); a data file read by the code (a tuning
+JSON) is kept and, here, confirmed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+from tests.conftest import make_repo, run_cli
+from tools.proc.open_trace import watch_opens
+
+
+def test_opens_by_any_process_are_seen_and_a_link_is_not_watched(tmp_path: Path) -> None:
+    for name in ("read.json", "unread.md", "table.bin"):
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / "link.json").symlink_to("read.json")
+    with watch_opens(tmp_path, ["read.json", "unread.md", "table.bin", "link.json", "gone"]) as w:
+        subprocess.run(["cat", "read.json"], cwd=tmp_path, check=True, capture_output=True)
+        subprocess.run(["head", "-c1", "table.bin"], cwd=tmp_path, check=True, capture_output=True)
+        (tmp_path / "unread.md").stat()  # a stat is no open
+        trace = w.trace()
+    assert trace.watched == ["read.json", "table.bin", "unread.md"]
+    assert trace.opened == ["read.json", "table.bin"]
+
+
+CORE = textwrap.dedent("""\
+    import json
+    import pathlib
+    import time
+
+    TUNING = json.loads((pathlib.Path(__file__).parent / "tuning.json").read_text())
+
+
+    def work():
+        time.sleep(TUNING["delay_s"])
+""")
+BENCH = textwrap.dedent("""\
+    import time
+
+    from mylib.core import work
+
+    for _ in range(3):
+        fastest = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            work()
+            fastest = min(fastest, time.perf_counter() - start)
+        print(f"work_ms: {fastest * 1000:.2f}")
+""")
+CONFIG = textwrap.dedent("""\
+    [target]
+    repo = "."
+    good = "good"
+    [launch]
+    env = { PYTHONPATH = "src" }
+    [bench]
+    kind = "command"
+    command = "{python} bench.py"
+    metric = "work_ms"
+    metric_regex = "work_ms: ([0-9.]+)"
+    timeout_s = 60
+    [budget]
+    max_launches = 12
+""")
+
+
+def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "src/mylib/__init__.py": "",
+            "src/mylib/core.py": CORE,
+            "src/mylib/tuning.json": '{"delay_s": 0.002}\n',
+            "docs/notes.md": "# Notes\n",
+            "bench.py": BENCH,
+        },
+    )
+    (repo / "src/mylib/tuning.json").write_text('{"delay_s": 0.040}\n')  # the culprit
+    (repo / "docs/notes.md").write_text("# Notes\n\nTuned the delay.\n")  # read by nobody
+    (repo / "data").mkdir()
+    (repo / "data/extra.csv").write_text("a,b\n1,2\n")  # added, read by nobody
+    (repo / "debug-agent.toml").write_text(CONFIG)
+    done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["file"] for c in result["culprits"]] == ["src/mylib/tuning.json"]
+    dropped = {d["file"]: d["reason"] for d in result["dropped"]}
+    assert dropped == {"docs/notes.md": "file never opened"}, dropped
+    # the tuning file first (the added CSV weighs a fifth): revert, apply, and the references
+    assert result["launches"] == 6, result["launches"]
+    transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
+    assert "conditions; added but never opened while the bad state ran (its existence" in transcript
