@@ -10,6 +10,7 @@ from agent.decomposition import WORSE
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import launch_value
 from tools.bench.serving import BenchError
+from tools.build_step import BuildError
 from tools.cluster.attempt import attempt
 from tools.cluster.ray_pool import Job, JobOutcome, RayPool
 from tools.config import TargetConfig
@@ -20,7 +21,12 @@ from tools.repo.candidates import CandidateSet, GitError
 from tools.repo.target import Target
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
-_STAGES: dict[type[Exception], str] = {GitError: "build", ServerError: "start", BenchError: "bench"}
+_STAGES: dict[type[Exception], str] = {
+    GitError: "build",
+    BuildError: "build",
+    ServerError: "start",
+    BenchError: "bench",
+}
 TAIL_LINES = 15
 
 
@@ -141,7 +147,9 @@ class Runner:
 def _failure(error: Exception, planned: int, out: Path) -> Failure:
     """What a failed launch left: the error's line and the last lines of its log."""
     stage = next(name for kind, name in _STAGES.items() if isinstance(error, kind))
-    logs = sorted(out.glob("server-*.log")) if out.is_dir() else []
+    logs = (
+        (sorted(out.glob("server-*.log")) or sorted(out.glob("build.log"))) if out.is_dir() else []
+    )
     tail = logs[-1].read_text(errors="replace").splitlines()[-TAIL_LINES:] if logs else []
     log = str(logs[-1]) if logs else None
     return Failure(

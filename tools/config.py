@@ -146,6 +146,19 @@ class BenchSection(_Section):
         return self
 
 
+class BuildSection(_Section):
+    """A step run in each scratch tree before its launches (tools/build_step.py)."""
+
+    command: str | None = None  # {python}, {worktree} and {config_dir} are filled in
+    env: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(default=1800.0, gt=0)
+
+    @field_validator("command")
+    @classmethod
+    def _command_words(cls, command: str | None) -> str | None:
+        return _words(command, "build.command")
+
+
 class BudgetSection(_Section):
     max_launches: int = Field(default=40, ge=2)
     max_minutes: float = Field(default=60.0, gt=0)
@@ -204,6 +217,7 @@ class TargetConfig(_Section):
     target: TargetSection = Field(default_factory=TargetSection)
     launch: LaunchSection  # without [launch]: the bench command (see `bench_only`)
     baseline: BaselineSection = Field(default_factory=BaselineSection)
+    build: BuildSection = Field(default_factory=BuildSection)
     bench: BenchSection = Field(default_factory=BenchSection)
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.argv import set_option
 from tools.bench.serving import Metric, RequestSample
+from tools.build_step import build
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.gpu.info import GpuInfo, query_gpu
@@ -226,6 +227,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
         changed = {c.file for c in target.cands.candidates if c.file}
         data = [f for f in changed if not f.endswith(".py")] if trace else []
         with node.watch_opens(tree, data) as opens:  # which data files the launch reads
+            build(config, node, cwd, env, out_dir / "build.log")  # what it reads matters too
             for i in range(options.launches):
                 log = out_dir / f"server-{i + 1}.log"
                 logs.append(str(log))

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.bench.serving import BenchError
+from tools.build_step import BuildError
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
 from tools.proc.server import ServerError
 from tools.repo.candidates import GitError
 from tools.repo.target import Target
 
-LaunchError = GitError | ServerError | BenchError
+LaunchError = GitError | BuildError | ServerError | BenchError
 
 
 def attempt(
@@ -20,12 +21,12 @@ def attempt(
     """The result, or the error of the last attempt; and why a first attempt was discarded."""
     try:
         return run_experiment(target, spec, out, options), None
-    except (GitError, BenchError) as e:
+    except (GitError, BuildError, BenchError) as e:
         return e, None
     except ServerError as e:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
     out.rename(out.with_name(f"{out.name}-start-failed"))  # kept; the retry is new
     try:
         return run_experiment(target, spec, out, options), first
-    except (GitError, ServerError, BenchError) as e:
+    except (GitError, BuildError, ServerError, BenchError) as e:
         return e, first

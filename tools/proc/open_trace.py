@@ -31,6 +31,9 @@ class Watch:
         self.opened: set[str] = set()
         self.overflowed = False
         self.inotify = None
+        paths = sorted(set(paths))
+        if not paths:  # no instance: their number per user is limited (128 by default)
+            return
         try:
             from inotify_simple import INotify, flags
         except (ImportError, OSError):  # not Linux
@@ -39,7 +42,7 @@ class Watch:
             self.inotify = INotify()
         except OSError:  # the instance limit reached
             return
-        for rel in sorted(set(paths)):
+        for rel in paths:
             path = tree / rel
             if path.is_symlink() or not path.is_file():
                 continue  # a link's own text is never opened, only read with readlink
