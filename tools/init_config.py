@@ -258,6 +258,10 @@ def _command_problems(
     launch = config.launch.command
     if not config.bench_only and "{port}" not in launch and "--port" not in launch:
         problems.append("launch.command has neither {port} nor a fixed --port N")
+    if config.build.command:  # run in the scratch tree, as the bench
+        problems += _bench_command_problems(
+            config.build.command, executable, exists, places, "build.command"
+        )
     bench = config.bench
     if bench.kind == "command":
         problems += _bench_command_problems(bench.command or "", executable, exists, places)
@@ -290,6 +294,7 @@ def _bench_command_problems(
     executable: Callable[[str], bool],
     exists: Callable[[str], bool],
     places: Placeholders,
+    where: str = "bench.command",
 ) -> list[str]:
     words = shlex.split(command)  # the config's validation split it already
 
@@ -303,9 +308,9 @@ def _bench_command_problems(
     problems = []
     first = filled(words[0]) if words else None
     if first is not None and words[0] != "{python}" and not executable(first):
-        problems.append(f"bench.command: {first!r} is not an executable")
+        problems.append(f"{where}: {first!r} is not an executable")
     script = bench_script(words)
     path = filled(script) if script else None
     if path is not None and not exists(path):
-        problems.append(f"bench.command: the script {path!r} does not exist")
+        problems.append(f"{where}: the script {path!r} does not exist")
     return problems

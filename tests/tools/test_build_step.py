@@ -9,7 +9,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from tests.conftest import make_repo, run_cli
+from tests.conftest import assert_one_line_error, make_repo, run_cli
 
 GEN = textwrap.dedent("""\
     import pathlib
@@ -117,3 +117,12 @@ def test_configurations_that_do_not_build_are_unresolved_and_the_search_goes_on(
     )
     assert any("not delay=<number>" in u["error"] for u in failed), failed
     assert any("cannot be separated from the rest of the set" in n for n in result["notes"])
+
+
+def test_check_finds_the_build_script(tmp_path: Path) -> None:
+    repo = _library(tmp_path)
+    assert run_cli("check", cwd=repo).returncode == 0
+    (repo / "debug-agent.toml").write_text(CONFIG.replace("gen.py", "generate.py"))
+    assert_one_line_error(
+        run_cli("check", cwd=repo), "build.command: the script 'generate.py' does not exist"
+    )
