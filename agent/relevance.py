@@ -104,9 +104,15 @@ def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
     trace, state = (facts.good_trace, "good") if change == "deleted" else (facts.trace, "bad")
     if trace is None or c.file not in trace.opens.watched or c.file in trace.opens.opened:
         return None
+    # the watch must have seen the launch's opens: each watched file it imported was opened
+    # (not so when the launch ran elsewhere, on a shared file system, say)
+    controls = [f for f in trace.opens.watched if f.endswith(".py") and trace.imported(f)]
+    if not controls or not set(controls) <= set(trace.opens.opened):
+        return None
     evidence = [
         f"{c.file} was not opened by any process while the {state} state ran (inotify watch "
-        "on its scratch tree, from before the launch to after the benchmark)"
+        f"on its scratch tree, from before the launch to after the benchmark, which saw "
+        f"{controls[0]}, loaded by the launch, opened)"
     ]
     if change == "modified":
         return Relevance(

@@ -146,6 +146,10 @@ class BenchSection(_Section):
         return self
 
 
+# the placeholders that need a server: a bench without [launch] cannot use them
+SERVER_PLACEHOLDERS = ("{port}", "{base_url}")
+
+
 class BuildSection(_Section):
     """A step run in each scratch tree before its launches (tools/build_step.py)."""
 
@@ -156,6 +160,8 @@ class BuildSection(_Section):
     @field_validator("command")
     @classmethod
     def _command_words(cls, command: str | None) -> str | None:
+        if command and any(p in command for p in SERVER_PLACEHOLDERS):
+            raise ValueError("build.command runs before any server: no {port} or {base_url}")
         return _words(command, "build.command")
 
 
@@ -187,10 +193,6 @@ class HostSection(_Section):
 
 class SymptomSection(_Section):
     default: str | None = None
-
-
-# the placeholders that need a server: a bench without [launch] cannot use them
-SERVER_PLACEHOLDERS = ("{port}", "{base_url}")
 
 
 class ClusterSection(_Section):
@@ -236,7 +238,7 @@ class TargetConfig(_Section):
         target); anything else without a launch command is one clear error."""
         launch = data.get("launch") if isinstance(data, dict) else None
         bench_only = isinstance(data, dict) and (
-            launch is None or (isinstance(launch, dict) and "command" not in launch)
+            launch is None or (isinstance(launch, dict) and set(launch) <= {"env"})
         )
         if bench_only:
             bench = data.get("bench")

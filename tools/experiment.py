@@ -26,7 +26,7 @@ from tools.gpu.info import GpuInfo, query_gpu
 from tools.measure import LaunchPlan, Measurement, measure
 from tools.node.nodes import Node, open_node
 from tools.node.ssh_host import HostLost
-from tools.proc.import_trace import ImportTrace
+from tools.proc.import_trace import ImportTrace, build_env
 from tools.proc.worker_env import WorkerEnv, after_start
 from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
@@ -225,9 +225,10 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
         cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
         changed = {c.file for c in target.cands.candidates if c.file}
-        data = [f for f in changed if not f.endswith(".py")] if trace else []
-        with node.watch_opens(tree, data) as opens:  # which data files the launch reads
-            build(config, node, cwd, env, out_dir / "build.log")  # what it reads matters too
+        # which changed data files the launch reads; the changed .py files, which the import
+        # trace shows loaded or not, check that the watch sees the launch's opens at all
+        with node.watch_opens(tree, changed if trace else []) as opens:
+            build(config, node, cwd, build_env(env), out_dir / "build.log")  # on the path too
             for i in range(options.launches):
                 log = out_dir / f"server-{i + 1}.log"
                 logs.append(str(log))
@@ -242,7 +243,11 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
                 measured.append(measure(config, node, cwd, log, plan, options.progress))
             opened = opens.trace()
         imports = (
-            node.read_trace(tree, changed).model_copy(update={"opens": opened}) if trace else None
+            node.read_trace(tree, changed, copies=not config.build.command).model_copy(
+                update={"opens": opened}
+            )
+            if trace
+            else None
         )
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]

@@ -27,6 +27,7 @@ from agent.levels import (
     request,
     unresolved,
 )
+from agent.phases.inseparable import cannot_run, say_inseparable
 from agent.phases.remainder import (
     back_to,
     remainder_p,
@@ -342,11 +343,16 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             "the regression on the good state"
         )
         return "search"  # the set shrinks every time: no round limit needed here
-    _say_inseparable(state, conf, [f for f, need in needed.items() if need is None])
+    inseparable = [
+        first
+        for first, need in needed.items()
+        if need is None and cannot_run(state.configs[conf.drop_keys[first]])
+    ]
+    say_inseparable(state, conf, inseparable)
     undecided = [
         m
         for first, need in needed.items()
-        if need is None and not unresolved(state.configs[conf.drop_keys[first]])
+        if need is None and first not in inseparable
         for m in conf.groups[first]
     ]
     if undecided:  # neither shown needed nor shown unneeded: named apart, not as culprits
@@ -365,20 +371,3 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
         search_the_rest(state, conf, kept, [])
         return "search"
     return "confirmed"
-
-
-def _say_inseparable(state: InvestigationState, conf: Confirmation, firsts: list[str]) -> None:
-    """A group without which the set does not run (build, start or bench) cannot be told
-    apart from it: it stays in the set, which is confirmed as one change, and the note says
-    why (as git bisect's skip leaves a range)."""
-    for first in firsts:
-        without = state.configs[conf.drop_keys[first]]
-        if unresolved(without):
-            failure = without.failures[-1]
-            note = (
-                f"{', '.join(conf.groups[first])} cannot be separated from the rest of the set: "
-                f"{without.label} does not run ({failure.stage}: {failure.error}); confirmed "
-                "with it, as one change"
-            )
-            if note not in state.notes:
-                state.notes.append(note)

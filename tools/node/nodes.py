@@ -61,7 +61,9 @@ class Node(Protocol):
 
     def wait_trace(self, pids: list[int]) -> None: ...
 
-    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace: ...
+    def read_trace(
+        self, tree: PurePath, watch: Collection[str] = (), copies: bool = True
+    ) -> ImportTrace: ...
 
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
         """Which of `paths` (in the tree) some process opens until the block ends."""
@@ -130,10 +132,11 @@ class LocalNode:
     def wait_trace(self, pids: list[int]) -> None:
         wait_for_trace(self.trace_dir, pids)
 
-    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace:
-        return read_trace(
-            self.trace_dir, Path(tree), watch=watch, user_repo=self.repo_root.resolve()
-        )
+    def read_trace(
+        self, tree: PurePath, watch: Collection[str] = (), copies: bool = True
+    ) -> ImportTrace:
+        root = self.repo_root.resolve()
+        return read_trace(self.trace_dir, Path(tree), True, watch, root, copies)
 
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
         return watch_opens(Path(tree), paths)

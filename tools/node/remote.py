@@ -185,7 +185,9 @@ class RemoteNode:
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
         return watch_opens(Path(tree), [])  # the node's files are not watched from here
 
-    def read_trace(self, tree: PurePath, watch: Collection[str] = ()) -> ImportTrace:
+    def read_trace(
+        self, tree: PurePath, watch: Collection[str] = (), copies: bool = True
+    ) -> ImportTrace:
         local = self.out_dir / "imports"
         self.host.fetch(self.trace_dir, local)
         repo = PurePosixPath(self.repo)

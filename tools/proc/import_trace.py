@@ -33,6 +33,10 @@ class ImportTrace(BaseModel):
         return path in set(self.files)
 
 
+TRACE_DIR_VAR = "DEBUG_AGENT_IMPORT_TRACE_DIR"
+BUILD = "build"  # the build step's reports: what it imported counts, its processes do not
+
+
 def traced_env(
     env: dict[str, str],
     trace_dir: PurePath,
@@ -55,8 +59,16 @@ def traced_env(
     return {
         **env,
         "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
-        "DEBUG_AGENT_IMPORT_TRACE_DIR": str(trace_dir),
+        TRACE_DIR_VAR: str(trace_dir),
     }
+
+
+def build_env(env: dict[str, str]) -> dict[str, str]:
+    """A traced env for the build step: its reports go to a folder of their own, so that its
+    processes are not taken for the server's (one that left no report hides nothing)."""
+    if TRACE_DIR_VAR not in env:
+        return env
+    return {**env, TRACE_DIR_VAR: posixpath.join(env[TRACE_DIR_VAR], BUILD)}
 
 
 def read_trace(
@@ -65,27 +77,33 @@ def read_trace(
     resolve: bool = True,
     watch: Collection[str] = (),
     user_repo: PurePath | None = None,
+    copies: bool = True,
 ) -> ImportTrace:
     """`resolve=False` for a remote tree: its paths mean nothing on this machine. `watch`:
     repository paths (the changed files) whose loading from elsewhere than the tree is
-    reported: from `user_repo` (the user's own checkout) or an installed copy of the package."""
+    reported: from `user_repo` (the user's own checkout) or, with `copies` (not when a build
+    step may have installed the tree's own code), another copy of the package. A script a
+    command line names is where the user pointed: never reported."""
     root = Path(tree).resolve() if resolve else Path(tree)
     files: set[str] = set()
     outside: list[PurePath] = []
+    scripts: list[str] = []
     reports = sorted(trace_dir.glob("*.txt"))
-    for report in reports:
-        for line in report.read_text(errors="replace").splitlines()[1:]:
-            try:
-                path = Path(line).resolve() if resolve else Path(line)
-            except OSError:
+    for report in [*reports, *sorted((trace_dir / BUILD).glob("*.txt"))]:
+        argv, *loaded = report.read_text(errors="replace").splitlines() or [""]
+        scripts += [word.lstrip("./") for word in argv.split() if word.endswith(".py")]
+        for line in loaded:
+            path = _path(line, resolve)
+            if path is None:
                 continue
             try:
                 files.add(path.relative_to(root).as_posix().replace("/__pycache__/", "/"))
             except ValueError:
                 outside.append(path)
     pids = sorted(int(r.stem) for r in reports if r.stem.isdigit())
+    named = [p for p in outside if not any(p.as_posix().endswith("/" + s) for s in scripts)]
     checkout, elsewhere = _loaded_elsewhere(
-        set(watch) - files, outside, user_repo, root if resolve else None
+        set(watch) - files, named, user_repo, root if resolve and copies else None
     )
     return ImportTrace(
         processes=len(reports),
@@ -96,13 +114,20 @@ def read_trace(
     )
 
 
+def _path(line: str, resolve: bool) -> PurePath | None:
+    try:
+        return Path(line).resolve() if resolve else Path(line)
+    except (OSError, ValueError, RuntimeError):  # a NUL byte, a link loop
+        return None
+
+
 def _loaded_elsewhere(
     watched: set[str], outside: list[PurePath], user_repo: PurePath | None, tree: Path | None
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Each watched .py file the tree did not provide but another copy did: the same path in
     the user's repository (`from_checkout`), or, for a file of a package in the tree (on this
-    machine), the same dotted path (`mylib/core.py`, from its package's top) in another copy
-    (`elsewhere`): a bare `utils.py` or `attention/__init__.py` elsewhere proves nothing."""
+    machine), the same dotted path from the top of a package (`mylib/core.py` in
+    `site-packages/mylib/`, not in `otherpkg/mylib/`) in another copy (`elsewhere`)."""
     by_tail: dict[tuple[str, ...], str] = {}
     for rel in watched:
         if rel.endswith(".py") and tree is not None:
@@ -121,9 +146,9 @@ def _loaded_elsewhere(
                     checkout[rel] = text
                     continue
         parts = PurePath(text).parts
-        for k in range(2, len(parts) + 1):
+        for k in range(2, len(parts)):
             twin = by_tail.get(parts[-k:])
-            if twin is not None:
+            if twin is not None and not Path(*parts[:-k], "__init__.py").exists():
                 found.setdefault(twin, text)
                 break
     return dict(sorted(checkout.items())), dict(sorted(found.items()))

@@ -1,16 +1,21 @@
-"""Which of the tree's non-Python files the launch opened: the import trace's companion for data.
+"""Which files of the tree the launch opened: the import trace's companion for data files.
 
 A tuning JSON, a config or a binary table matters only if some process reads it, and reading
 starts with an open, in any language (Python, a C++ extension, a Rust tokenizer, a shell). The
-kernel reports each open of a watched file through inotify (Linux), whoever opens it, so the
-files are watched from before the launch to after its benchmark. A file that was watched and
-never opened was not read; one that was not watched (no inotify here, the watch limit reached,
-a remote node) proves nothing. An open is all it sees: a file only tested for existence
-(`os.path.exists`) leaves no trace, so an added or deleted file is not judged by it.
+kernel reports each open in a watched folder through inotify (Linux), whoever opens it, so the
+folders of the changed files are watched from before the launch (and its build step) to after
+its benchmark, and the events are read as they come (no queue overflow). A file that was
+watched and never opened was not read; one that was not watched (no inotify here, the watch
+limit reached, a remote node), or that was moved, replaced or deleted meanwhile, proves nothing.
+The caller checks that the watch saw the launch at all: the files the import trace shows
+loaded from those folders must show as opened. An open is all it sees: a file only tested for
+existence (`os.path.exists`) leaves no trace, so an added or deleted file is not judged by it.
 """
 
 from __future__ import annotations
 
+import posixpath
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,20 +24,23 @@ from pydantic import BaseModel
 
 
 class OpenTrace(BaseModel):
-    watched: list[str] = []  # repo-relative paths watched for the whole launch
+    watched: list[str] = []  # repo-relative paths of the files in the watched folders
     opened: list[str] = []  # of those, the ones some process opened
 
 
 class Watch:
-    """Reads the kernel's open events for the watched files; `trace` says what was opened."""
+    """Reads the kernel's events for the watched folders on a thread until `trace`."""
 
     def __init__(self, tree: Path, paths: Iterable[str]) -> None:
-        self.by_wd: dict[int, str] = {}
+        self.folders: dict[int, str] = {}  # watch descriptor -> repo-relative folder
         self.opened: set[str] = set()
+        self.lost: set[str] = set()  # moved, replaced or deleted: nothing is known of them
         self.overflowed = False
+        self.tree = tree
         self.inotify = None
-        paths = sorted(set(paths))
-        if not paths:  # no instance: their number per user is limited (128 by default)
+        self.stop = threading.Event()
+        folders = sorted({posixpath.dirname(p) for p in paths})
+        if not folders:  # no instance: their number per user is limited (128 by default)
             return
         try:
             from inotify_simple import INotify, flags
@@ -42,40 +50,72 @@ class Watch:
             self.inotify = INotify()
         except OSError:  # the instance limit reached
             return
-        for rel in paths:
-            path = tree / rel
-            if path.is_symlink() or not path.is_file():
-                continue  # a link's own text is never opened, only read with readlink
+        mask = flags.OPEN | flags.ATTRIB | flags.CREATE | flags.DELETE | flags.MOVED_FROM
+        mask |= flags.MOVED_TO | flags.DELETE_SELF | flags.MOVE_SELF | flags.ONLYDIR
+        for folder in folders:
             try:
-                self.by_wd[self.inotify.add_watch(str(path), flags.OPEN)] = rel
-            except OSError:  # the watch limit reached: what is not watched proves nothing
-                break
+                self.folders[self.inotify.add_watch(str(tree / folder), mask)] = folder
+            except OSError:  # gone, or the watch limit reached: unwatched proves nothing
+                continue
+        self.reader = threading.Thread(target=self._read, daemon=True, name="open-trace")
+        self.reader.start()
 
-    def drain(self) -> None:
-        if self.inotify is None:
-            return
+    def _read(self) -> None:
         from inotify_simple import flags
 
-        for event in self.inotify.read(timeout=0):
-            if event.mask & flags.Q_OVERFLOW:
-                self.overflowed = True
-            elif event.wd in self.by_wd:
-                self.opened.add(self.by_wd[event.wd])
+        assert self.inotify is not None
+        while not self.stop.is_set():
+            try:
+                events = self.inotify.read(timeout=50)
+            except OSError:  # closed under it: nothing more to read
+                return
+            for event in events:
+                folder = self.folders.get(event.wd)
+                if event.mask & flags.Q_OVERFLOW:
+                    self.overflowed = True
+                elif folder is None or event.mask & flags.IGNORED:
+                    continue
+                elif event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
+                    self.lost.add(folder + "/")
+                elif event.name:
+                    rel = posixpath.join(folder, event.name)
+                    (self.opened if event.mask & flags.OPEN else self.lost).add(rel)
 
     def trace(self) -> OpenTrace:
-        self.drain()
-        if self.overflowed:  # events were lost: nothing can be said to be unopened
+        """What was opened, of the files in the watched folders (stops the reading)."""
+        if self.inotify is None:
             return OpenTrace()
-        return OpenTrace(watched=sorted(self.by_wd.values()), opened=sorted(self.opened))
+        self.stop.set()
+        self.reader.join()
+        if self.overflowed:  # events were lost: nothing is known unopened
+            return OpenTrace()
+        gone = {f.rstrip("/") for f in self.lost if f.endswith("/")}
+        watched = {
+            posixpath.join(folder, name)
+            for folder in self.folders.values()
+            if folder not in gone
+            for name in _files(self.tree / folder)
+        } - self.lost
+        return OpenTrace(watched=sorted(watched), opened=sorted(self.opened & watched))
 
     def close(self) -> None:
         if self.inotify is not None:
+            self.stop.set()
+            self.reader.join()
             self.inotify.close()
+
+
+def _files(folder: Path) -> list[str]:
+    """The folder's plain files (a link is read with readlink, never opened)."""
+    try:
+        return [e.name for e in folder.iterdir() if e.is_file() and not e.is_symlink()]
+    except OSError:
+        return []
 
 
 @contextmanager
 def watch_opens(tree: Path, paths: Iterable[str]) -> Iterator[Watch]:
-    """Watch `paths` (relative to `tree`) for opens until the block ends."""
+    """Watch the folders of `paths` (relative to `tree`) for opens until the block ends."""
     watch = Watch(tree, paths)
     try:
         yield watch

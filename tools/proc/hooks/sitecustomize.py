@@ -15,6 +15,7 @@ sitecustomize (the next one on sys.path), if any, is run as if this file did not
 from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)
 
 import atexit
+import contextlib
 import importlib.machinery
 import importlib.util
 import json
@@ -25,7 +26,10 @@ import threading
 _DIR = os.environ.get("DEBUG_AGENT_IMPORT_TRACE_DIR")
 _STARTED_WITH = dict(os.environ)  # the environment this process started with
 _CREDENTIAL_WORDS = ("key", "token", "secret", "passw", "credential", "auth")
-_START_CWD = os.getcwd()
+try:
+    _START_CWD = os.getcwd()
+except OSError:  # started in a folder since deleted: relative paths cannot be placed
+    _START_CWD = ""
 _LOADED: set[str] = set()
 
 
@@ -52,15 +56,23 @@ def _main_script() -> str | None:
     if path:
         return path
     first = sys.argv[0] if getattr(sys, "argv", None) else ""
-    script = os.path.join(_START_CWD, first) if first not in ("", "-c", "-m", "-") else ""
+    script = _absolute(first) if first not in ("", "-c", "-m", "-") else ""
     return script if script and os.path.isfile(script) else None
+
+
+def _absolute(path: str) -> str:
+    """`path` against the folder the process started in (Python 3.8 keeps `python x.py`'s
+    __file__ relative); not os.path.abspath, which fails once that folder is deleted."""
+    if not path or os.path.isabs(path) or not _START_CWD:
+        return path
+    return os.path.normpath(os.path.join(_START_CWD, path))
 
 
 def _dump(directory: str) -> None:
     # every file loaded so far: a module gone from sys.modules was still imported
     _LOADED.update(getattr(m, "__file__", None) or "" for m in list(sys.modules.values()))
     _LOADED.add(_main_script() or "")
-    files = sorted(_LOADED - {""})
+    files = sorted({_absolute(f) for f in _LOADED} - {""})
     base = os.path.join(directory, str(os.getpid()))
     _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
     argv = getattr(sys, "orig_argv", sys.argv)  # orig_argv: Python 3.10 and up
@@ -91,8 +103,8 @@ def _loop(directory: str) -> None:
 
 
 def _chain_target_sitecustomize() -> None:
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    here = os.path.dirname(_absolute(__file__))
+    rest = [p for p in sys.path if _absolute(p or ".") != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
         return
@@ -109,6 +121,8 @@ def _start(directory: str) -> None:
 
 if _DIR:
     _TRACE_DIR: str = _DIR
+    with contextlib.suppress(OSError):  # a build step's reports: a folder of their own
+        os.makedirs(_TRACE_DIR, exist_ok=True)
     atexit.register(_dump, _TRACE_DIR)
     _start(_TRACE_DIR)
     # a forked child has no threads but the one that forked: it reports under its own pid
