@@ -269,3 +269,16 @@ def test_a_script_run_as_main_is_in_the_trace_after_it_returns(tmp_path: Path) -
     )
     assert done.returncode == 0
     assert read_trace(trace_dir, tree).imported("tools/bench.py")
+
+
+def test_the_hook_runs_in_a_process_whose_working_folder_is_gone(tmp_path: Path) -> None:
+    """os.getcwd() fails there: the hook must neither complain nor stop the target."""
+    (tmp_path / "gone").mkdir()
+    env = {**os.environ, **traced_env({}, tmp_path / "trace", tmp_path)}
+    done = subprocess.run(
+        f"cd gone && rmdir ../gone && {sys.executable} -c \"print('ran')\"",
+        shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "ran\n", done.stderr
+    assert "sitecustomize" not in done.stderr, done.stderr
+    assert read_trace(tmp_path / "trace", tmp_path).processes == 1

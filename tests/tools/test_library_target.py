@@ -126,3 +126,17 @@ def test_init_in_a_library_writes_a_command_bench(tmp_path: Path) -> None:
     text = (repo / "debug-agent.toml").read_text()
     assert "\n[launch]" not in text and "{worktree}" in text and "metric_regex" in text
     assert_one_line_error(run_cli("check", cwd=repo), "bench.py' does not exist")
+
+
+def test_a_launch_table_without_a_command_holds_only_env(library: Path, tmp_path: Path) -> None:
+    """[launch] env alone serves the command bench; anything else there means a server, whose
+    command is missing (never silently no server)."""
+    config = tmp_path / "debug-agent.toml"
+    text = (
+        (library / "debug-agent.toml").read_text().replace("../repo", str(library.parent / "repo"))
+    )
+    shutil.copy(library / "bench.py", tmp_path / "bench.py")
+    config.write_text(text + '[launch]\nenv = { PARSE_THREADS = "1" }\n')
+    assert run_cli("check", cwd=tmp_path).returncode == 0
+    config.write_text(text + '[launch]\nenv = { PARSE_THREADS = "1" }\nready = "/health"\n')
+    assert_one_line_error(run_cli("check", cwd=tmp_path), "launch.command: Field required")

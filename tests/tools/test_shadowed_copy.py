@@ -35,7 +35,7 @@ BENCH = textwrap.dedent("""\
 """)
 
 
-def _config(env: str) -> str:
+def _config(env: str, bench: str) -> str:
     return textwrap.dedent(f"""\
         [target]
         repo = "."
@@ -44,7 +44,7 @@ def _config(env: str) -> str:
         env = {{ PYTHONPATH = "{env}" }}
         [bench]
         kind = "command"
-        command = "{{python}} bench.py"
+        command = "{bench}"
         metric = "work_ms"
         metric_regex = "work_ms: ([0-9.]+)"
         timeout_s = 60
@@ -65,8 +65,8 @@ def library(tmp_path: Path) -> Path:
     return repo
 
 
-def _investigate(repo: Path, env: str) -> dict:
-    (repo / "debug-agent.toml").write_text(_config(env))
+def _investigate(repo: Path, env: str, bench: str = "{python} bench.py") -> dict:
+    (repo / "debug-agent.toml").write_text(_config(env, bench))
     done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     return json.loads(done.stdout)
@@ -100,3 +100,12 @@ def test_the_scratch_tree_first_on_the_path_is_confirmed(library: Path) -> None:
     dropped = {d["file"]: d["reason"] for d in result["dropped"]}
     assert "bench.py" not in dropped, dropped  # it ran as __main__: imported, and cleared
     assert any(c["candidate"].startswith("bench-") for c in result["cleared"]), result["cleared"]
+
+
+def test_a_bench_script_named_in_the_users_checkout_is_where_the_user_pointed(
+    library: Path,
+) -> None:
+    """`{config_dir}/bench.py` runs the checkout's own (changed) script on purpose: no stop."""
+    result = _investigate(library, "src", "{python} {config_dir}/bench.py")
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["file"] for c in result["culprits"]] == ["src/mylib/core.py"]
