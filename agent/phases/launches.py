@@ -77,7 +77,10 @@ def launch_traced(
                 record_failure(state, config, outcome)
                 failed(state, config, outcome, log)
                 if reference_unresolved(state, config):
-                    state.notes.append(f"the {config.label} reference cannot run: {outcome.error}")
+                    state.notes.append(
+                        f"the {config.label} reference cannot run: {outcome.error}"
+                        + _interpreter_hint(runner, outcome)
+                    )
                     return None
             else:
                 record(state, config, outcome[0])
@@ -125,3 +128,16 @@ def drift_check(state: InvestigationState) -> PlannedLaunch | None:
     bad, good = state.configs[state.bad_key], state.configs[state.good_key]
     key = state.bad_key if len(bad.values) <= len(good.values) else state.good_key
     return request(state, key, f"drift check: re-measure {state.configs[key].label}")
+
+
+def _interpreter_hint(runner: Runner, failure: Failure) -> str:
+    """A module missing under {python}: that is debug-agent's interpreter, which need not have
+    the project's dependencies (installed with pipx, say)."""
+    config = runner.config
+    commands = f"{config.launch.command} {config.bench.command or ''} {config.build.command or ''}"
+    if "No module named" not in failure.error or "{python}" not in commands:
+        return ""
+    return (
+        f"; {{python}} is debug-agent's own interpreter ({config.python}), which may lack "
+        "the project's dependencies: name the project's Python in the command instead"
+    )

@@ -140,3 +140,18 @@ def test_a_launch_table_without_a_command_holds_only_env(library: Path, tmp_path
     assert run_cli("check", cwd=tmp_path).returncode == 0
     config.write_text(text + '[launch]\nenv = { PARSE_THREADS = "1" }\nready = "/health"\n')
     assert_one_line_error(run_cli("check", cwd=tmp_path), "launch.command: Field required")
+
+
+def test_a_module_missing_under_python_is_explained(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"csvparse.py": CORE, "bench.py": "import numpy_not_here\n"})
+    (repo / "csvparse.py").write_text(CORE.replace("0.001", "0.020"))
+    (repo / "debug-agent.toml").write_text(
+        CONFIG.replace("../repo", ".").replace("{config_dir}/bench.py {worktree}", "bench.py")
+    )
+    done = run_cli("investigate", "--symptom", "parse_ms 20 (was 1)", "--json", cwd=repo)
+    result = json.loads(done.stdout)
+    assert result["status"] == "error" and done.returncode == 1
+    assert (
+        "No module named 'numpy_not_here'; {python} is debug-agent's own interpreter"
+        in (result["notes"][-1])
+    )
