@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -75,10 +76,11 @@ good = "{good}"       # a known-good ref; the bad state is the working tree (and
 
 [bench]
 kind = "command"
-# {{python}} is this Python, {{worktree}} the scratch copy's root (import the library from
-# there: the script puts its first argument first on sys.path), {{config_dir}} the folder of
-# this file (.debug-agent/ is never taken for a change under investigation)
-command = "{{python}} {{config_dir}}/.debug-agent/bench.py {{worktree}}"
+# {python_note};
+# {{worktree}} is the scratch copy's root (import the library from there: the script puts its
+# first argument first on sys.path), {{config_dir}} the folder of this file (.debug-agent/ is
+# never taken for a change under investigation)
+command = "{python} {{config_dir}}/.debug-agent/bench.py {{worktree}}{src}"
 metric = "time_ms"    # the symptom names it: "time_ms 265 (was 7)"
 unit = "ms"           # ms, s or us (lower is better), or a rate such as rows/s (higher is better)
 metric_regex = "time_ms: ([0-9.]+)"   # group 1 of each match is one sample
@@ -124,6 +126,18 @@ def _serves(root: Path, tracked: list[str]) -> bool:
     return (root / "serve").exists()
 
 
+def project_python(root: Path) -> str:
+    """The project's interpreter, which has its dependencies: the active virtual environment's
+    (when it is not debug-agent's own), else the repository's .venv or venv; else {python}."""
+    active = os.environ.get("VIRTUAL_ENV")
+    candidates = [Path(active) / "bin" / "python"] if active else []
+    candidates += [root / ".venv" / "bin" / "python", root / "venv" / "bin" / "python"]
+    for python in candidates:
+        if python.exists() and python.parent.parent.resolve() != Path(sys.prefix).resolve():
+            return str(python)
+    return "{python}"
+
+
 def write_config(cwd: Path, model: str | None, force: bool) -> Path:
     """A commented config: an SGLang launch, another server's, or a library's command bench."""
     repo = open_repo(cwd)
@@ -132,7 +146,16 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
     if path.exists() and not force:
         raise ToolError(f"{path} exists (use --force to overwrite it)")
     if not _is_sglang(root) and not _serves(root, repo.git.ls_files().splitlines()):
-        path.write_text(LIBRARY_TEMPLATE.format(good="HEAD"))
+        python = project_python(root)
+        note = (
+            "the interpreter is the project's (its virtual environment)"
+            if python != "{python}"
+            else "{python} is debug-agent's Python (name the project's if it lacks its packages)"
+        )
+        src = "/src" if any((root / "src").glob("*/__init__.py")) else ""  # a src layout
+        path.write_text(
+            LIBRARY_TEMPLATE.format(good="HEAD", python=python, python_note=note, src=src)
+        )
         return path
     if _is_sglang(root):
         command = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -154,4 +155,20 @@ def test_a_module_missing_under_python_is_explained(tmp_path: Path) -> None:
     assert (
         "No module named 'numpy_not_here'; {python} is debug-agent's own interpreter"
         in (result["notes"][-1])
+    )
+
+
+def test_init_names_the_projects_python_and_its_src_layout(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"src/csvparse/__init__.py": CORE, ".gitignore": ".venv/\n"})
+    (repo / ".venv/bin").mkdir(parents=True)
+    (repo / ".venv/bin/python").symlink_to(sys.executable)
+    done = run_cli("init", cwd=repo, env={"VIRTUAL_ENV": ""})
+    assert done.returncode == 0, done.stderr
+    command = next(
+        line for line in (repo / "debug-agent.toml").read_text().splitlines()
+        if line.startswith("command =")
+    )  # fmt: skip
+    assert command == (
+        f'command = "{repo / ".venv/bin/python"} {{config_dir}}/.debug-agent/bench.py '
+        '{worktree}/src"'
     )
