@@ -5,11 +5,11 @@ the build's own words, and the search goes on around it."""
 
 from __future__ import annotations
 
-import json
 import textwrap
 from pathlib import Path
 
 from tests.conftest import assert_one_line_error, make_repo, run_cli
+from tests.tools.work_library import BENCH, config, investigate
 
 GEN = textwrap.dedent("""\
     import pathlib
@@ -20,6 +20,7 @@ GEN = textwrap.dedent("""\
         sys.exit(f"gen.py: speed.in holds {text!r}, not a number")
     pathlib.Path("src/mylib/_speed.py").write_text(f"DELAY_S = {text}\\n")
 """)
+BUILD = '[build]\ncommand = "{python} gen.py"\n'
 CORE = textwrap.dedent("""\
     import time
 
@@ -28,36 +29,6 @@ CORE = textwrap.dedent("""\
 
     def work():
         time.sleep(DELAY_S)
-""")
-BENCH = textwrap.dedent("""\
-    import time
-
-    from mylib.core import work
-
-    for _ in range(3):
-        fastest = float("inf")
-        for _ in range(5):
-            start = time.perf_counter()
-            work()
-            fastest = min(fastest, time.perf_counter() - start)
-        print(f"work_ms: {fastest * 1000:.2f}")
-""")
-CONFIG = textwrap.dedent("""\
-    [target]
-    repo = "."
-    good = "good"
-    [build]
-    command = "{python} gen.py"
-    [launch]
-    env = { PYTHONPATH = "src" }
-    [bench]
-    kind = "command"
-    command = "{python} bench.py"
-    metric = "work_ms"
-    metric_regex = "work_ms: ([0-9.]+)"
-    timeout_s = 60
-    [budget]
-    max_launches = 16
 """)
 
 
@@ -75,20 +46,14 @@ def _library(tmp_path: Path) -> Path:
         },
     )
     (repo / "README.md").write_text("# mylib\n\nFaster, they said.\n")  # read by nobody
-    (repo / "debug-agent.toml").write_text(CONFIG)
+    (repo / "debug-agent.toml").write_text(config(before=BUILD, launches=16))
     return repo
-
-
-def _investigate(repo: Path) -> dict:
-    done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    return json.loads(done.stdout)
 
 
 def test_a_data_file_only_the_build_reads_is_confirmed(tmp_path: Path) -> None:
     repo = _library(tmp_path)
     (repo / "speed.in").write_text("0.040\n")
-    result = _investigate(repo)
+    result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert [c["file"] for c in result["culprits"]] == ["speed.in"]
     assert {d["file"]: d["reason"] for d in result["dropped"]} == {"README.md": "file never opened"}
@@ -108,7 +73,7 @@ def test_configurations_that_do_not_build_are_unresolved_and_the_search_goes_on(
         .replace("not a number", "not delay=<number>")
     )  # fmt: skip
     (repo / "speed.in").write_text("delay=0.040\n")
-    result = _investigate(repo)
+    result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert sorted(c["file"] for c in result["culprits"]) == ["gen.py", "speed.in"]
     failed = [u for u in result["unresolved"] if u["stage"] == "build"]
@@ -122,7 +87,7 @@ def test_configurations_that_do_not_build_are_unresolved_and_the_search_goes_on(
 def test_check_finds_the_build_script(tmp_path: Path) -> None:
     repo = _library(tmp_path)
     assert run_cli("check", cwd=repo).returncode == 0
-    (repo / "debug-agent.toml").write_text(CONFIG.replace("gen.py", "generate.py"))
+    (repo / "debug-agent.toml").write_text(config(before=BUILD.replace("gen", "generate")))
     assert_one_line_error(
         run_cli("check", cwd=repo), "build.command: the script 'generate.py' does not exist"
     )

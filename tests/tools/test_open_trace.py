@@ -5,12 +5,12 @@ JSON) is kept and, here, confirmed."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import textwrap
 from pathlib import Path
 
-from tests.conftest import make_repo, run_cli
+from tests.conftest import make_repo
+from tests.tools.work_library import BENCH, config, investigate
 from tools.proc.open_trace import watch_opens
 
 
@@ -42,34 +42,6 @@ CORE = textwrap.dedent("""\
     def work():
         time.sleep(TUNING["delay_s"])
 """)
-BENCH = textwrap.dedent("""\
-    import time
-
-    from mylib.core import work
-
-    for _ in range(3):
-        fastest = float("inf")
-        for _ in range(5):
-            start = time.perf_counter()
-            work()
-            fastest = min(fastest, time.perf_counter() - start)
-        print(f"work_ms: {fastest * 1000:.2f}")
-""")
-CONFIG = textwrap.dedent("""\
-    [target]
-    repo = "."
-    good = "good"
-    [launch]
-    env = { PYTHONPATH = "src" }
-    [bench]
-    kind = "command"
-    command = "{python} bench.py"
-    metric = "work_ms"
-    metric_regex = "work_ms: ([0-9.]+)"
-    timeout_s = 60
-    [budget]
-    max_launches = 12
-""")
 
 
 def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
@@ -87,10 +59,8 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
     (repo / "docs/notes.md").write_text("# Notes\n\nTuned the delay.\n")  # read by nobody
     (repo / "data").mkdir()
     (repo / "data/extra.csv").write_text("a,b\n1,2\n")  # added, read by nobody
-    (repo / "debug-agent.toml").write_text(CONFIG)
-    done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    result = json.loads(done.stdout)
+    (repo / "debug-agent.toml").write_text(config())
+    result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert [c["file"] for c in result["culprits"]] == ["src/mylib/tuning.json"]
     dropped = {d["file"]: d["reason"] for d in result["dropped"]}

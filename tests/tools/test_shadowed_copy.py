@@ -8,49 +8,16 @@ bench script, which runs as `__main__`, is not taken for a file nobody imported.
 
 from __future__ import annotations
 
-import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_repo, run_cli
+from tests.conftest import make_repo
+from tests.tools.work_library import BENCH, config, investigate
 
 INIT = "from mylib.core import work\n"
 CORE = "import time\n\nDELAY_S = 0.002\n\n\ndef work():\n    time.sleep(DELAY_S)\n"
-BENCH = textwrap.dedent("""\
-    import time
-
-    import mylib
-
-    REPEATS = 5
-    for _ in range(3):
-        fastest = float("inf")
-        for _ in range(REPEATS):
-            start = time.perf_counter()
-            mylib.work()
-            fastest = min(fastest, time.perf_counter() - start)
-        print(f"work_ms: {fastest * 1000:.2f}")
-""")
-
-
-def _config(env: str, bench: str) -> str:
-    return textwrap.dedent(f"""\
-        [target]
-        repo = "."
-        good = "good"
-        [launch]
-        env = {{ PYTHONPATH = "{env}" }}
-        [bench]
-        kind = "command"
-        command = "{bench}"
-        metric = "work_ms"
-        metric_regex = "work_ms: ([0-9.]+)"
-        timeout_s = 60
-        [budget]
-        max_launches = 12
-    """)
 
 
 @pytest.fixture
@@ -65,11 +32,9 @@ def library(tmp_path: Path) -> Path:
     return repo
 
 
-def _investigate(repo: Path, env: str, bench: str = "{python} bench.py") -> dict:
-    (repo / "debug-agent.toml").write_text(_config(env, bench))
-    done = run_cli("investigate", "--symptom", "work_ms 40 (was 2)", "--json", cwd=repo)
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    return json.loads(done.stdout)
+def _investigate(repo: Path, pythonpath: str, bench: str = "{python} bench.py") -> dict:
+    (repo / "debug-agent.toml").write_text(config(pythonpath, bench))
+    return investigate(repo)
 
 
 def test_the_users_own_checkout_on_the_path_stops_the_investigation(library: Path) -> None:

@@ -1,0 +1,54 @@
+"""A tiny library for library-target tests: `src/mylib`, whose `work()` sleeps, and a bench
+script at the repository's root printing `work_ms: <fastest of REPEATS calls>` three times."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+BENCH = textwrap.dedent("""\
+    import time
+
+    from mylib.core import work
+
+    REPEATS = 5
+    for _ in range(3):
+        fastest = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            work()
+            fastest = min(fastest, time.perf_counter() - start)
+        print(f"work_ms: {fastest * 1000:.2f}")
+""")
+
+
+def config(
+    pythonpath: str = "src", bench: str = "{python} bench.py", before: str = "", launches: int = 12
+) -> str:
+    """The bench command in the scratch tree, `pythonpath` first on the path; `before`: more
+    sections ([build], ...)."""
+    return before + textwrap.dedent(f"""\
+        [target]
+        repo = "."
+        good = "good"
+        [launch]
+        env = {{ PYTHONPATH = "{pythonpath}" }}
+        [bench]
+        kind = "command"
+        command = "{bench}"
+        metric = "work_ms"
+        metric_regex = "work_ms: ([0-9.]+)"
+        timeout_s = 60
+        [budget]
+        max_launches = {launches}
+    """)
+
+
+def investigate(repo: Path, symptom: str = "work_ms 40 (was 2)") -> dict:
+    """`debug-agent investigate --json` in the repository; its result."""
+    done = run_cli("investigate", "--symptom", symptom, "--json", cwd=repo)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    return json.loads(done.stdout)
