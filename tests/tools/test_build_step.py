@@ -37,7 +37,7 @@ def _library(tmp_path: Path) -> Path:
         tmp_path,
         {
             "gen.py": GEN,
-            "speed.in": "0.002\n",
+            "speed.in": "0.001\n",
             "src/mylib/__init__.py": "",
             "src/mylib/core.py": CORE,
             ".gitignore": "src/mylib/_speed.py\n",
@@ -52,7 +52,7 @@ def _library(tmp_path: Path) -> Path:
 
 def test_a_data_file_only_the_build_reads_is_confirmed(tmp_path: Path) -> None:
     repo = _library(tmp_path)
-    (repo / "speed.in").write_text("0.040\n")
+    (repo / "speed.in").write_text("0.020\n")
     result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert [c["file"] for c in result["culprits"]] == ["speed.in"]
@@ -72,7 +72,7 @@ def test_configurations_that_do_not_build_are_unresolved_and_the_search_goes_on(
         ).replace('if not text.replace(".", "").isdigit():', 'if key != "delay":')
         .replace("not a number", "not delay=<number>")
     )  # fmt: skip
-    (repo / "speed.in").write_text("delay=0.040\n")
+    (repo / "speed.in").write_text("delay=0.020\n")
     result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert sorted(c["file"] for c in result["culprits"]) == ["gen.py", "speed.in"]

@@ -50,12 +50,12 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
         {
             "src/mylib/__init__.py": "",
             "src/mylib/core.py": CORE,
-            "src/mylib/tuning.json": '{"delay_s": 0.002}\n',
+            "src/mylib/tuning.json": '{"delay_s": 0.001}\n',
             "docs/notes.md": "# Notes\n",
             "bench.py": BENCH,
         },
     )
-    (repo / "src/mylib/tuning.json").write_text('{"delay_s": 0.040}\n')  # the culprit
+    (repo / "src/mylib/tuning.json").write_text('{"delay_s": 0.020}\n')  # the culprit
     (repo / "docs/notes.md").write_text("# Notes\n\nTuned the delay.\n")  # read by nobody
     (repo / "data").mkdir()
     (repo / "data/extra.csv").write_text("a,b\n1,2\n")  # added, read by nobody

@@ -17,7 +17,7 @@ from tests.conftest import make_repo
 from tests.tools.work_library import BENCH, config, investigate
 
 INIT = "from mylib.core import work\n"
-CORE = "import time\n\nDELAY_S = 0.002\n\n\ndef work():\n    time.sleep(DELAY_S)\n"
+CORE = "import time\n\nDELAY_S = 0.001\n\n\ndef work():\n    time.sleep(DELAY_S)\n"
 
 
 @pytest.fixture
@@ -27,8 +27,8 @@ def library(tmp_path: Path) -> Path:
     repo = make_repo(
         tmp_path, {"src/mylib/__init__.py": INIT, "src/mylib/core.py": CORE, "bench.py": BENCH}
     )
-    (repo / "src/mylib/core.py").write_text(CORE.replace("0.002", "0.040"))
-    (repo / "bench.py").write_text(BENCH.replace("REPEATS = 5", "REPEATS = 6"))
+    (repo / "src/mylib/core.py").write_text(CORE.replace("0.001", "0.020"))
+    (repo / "bench.py").write_text(BENCH.replace("REPEATS = 3", "REPEATS = 4"))
     return repo
 
 

@@ -14,7 +14,7 @@ BENCH = textwrap.dedent("""\
 
     from mylib.core import work
 
-    REPEATS = 5
+    REPEATS = 3
     for _ in range(3):
         fastest = float("inf")
         for _ in range(REPEATS):
@@ -47,7 +47,7 @@ def config(
     """)
 
 
-def investigate(repo: Path, symptom: str = "work_ms 40 (was 2)") -> dict:
+def investigate(repo: Path, symptom: str = "work_ms 20 (was 1)") -> dict:
     """`debug-agent investigate --json` in the repository; its result."""
     done = run_cli("investigate", "--symptom", symptom, "--json", cwd=repo)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
