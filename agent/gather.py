@@ -73,14 +73,16 @@ def measured_elsewhere(state: InvestigationState) -> str | None:
 
 
 def shadowed(facts: Facts | None) -> list[str]:
-    """Changed files the bad state loaded from another copy (an installed package), each a
-    sentence: their changes were not measured."""
+    """Changed files the bad state read from another copy (an installed package, the user's
+    checkout), each a sentence: their changes were not measured."""
     if facts is None or facts.trace is None:
         return []
+    copies = [*facts.trace.elsewhere.items()]
+    copies += [(path, "your checkout") for path in facts.trace.opens.in_checkout]
     return [
-        f"{path} was loaded from {where}, not from the scratch tree: its changes there are "
+        f"{path} was read from {where}, not from the scratch tree: its changes there are "
         "not measured"
-        for path, where in facts.trace.elsewhere.items()
+        for path, where in copies
     ]
 
 

@@ -102,12 +102,15 @@ def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
         return None
     change = file_change(c)
     trace, state = (facts.good_trace, "good") if change == "deleted" else (facts.trace, "bad")
-    if trace is None or c.file not in trace.opens.watched or c.file in trace.opens.opened:
+    if trace is None:
         return None
+    opens = trace.opens
+    if c.file not in opens.watched or c.file in opens.opened + opens.in_checkout:
+        return None  # not watched, opened, or read in the user's checkout (gather says so)
     # the watch must have seen the launch's opens: each watched file it imported was opened
     # (not so when the launch ran elsewhere, on a shared file system, say)
-    controls = [f for f in trace.opens.watched if f.endswith(".py") and trace.imported(f)]
-    if not controls or not set(controls) <= set(trace.opens.opened):
+    controls = [f for f in opens.watched if f.endswith(".py") and trace.imported(f)]
+    if not controls or not set(controls) <= set(opens.opened):
         return None
     evidence = [
         f"{c.file} was not opened by any process while the {state} state ran (inotify watch "

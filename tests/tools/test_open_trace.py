@@ -33,10 +33,12 @@ def test_opens_by_any_process_are_seen_and_a_replaced_file_proves_nothing(
 
 CORE = textwrap.dedent("""\
     import json
+    import os
     import pathlib
     import time
 
-    TUNING = json.loads((pathlib.Path(__file__).parent / "tuning.json").read_text())
+    PATH = os.environ.get("MYLIB_TUNING", pathlib.Path(__file__).parent / "tuning.json")
+    TUNING = json.loads(pathlib.Path(PATH).read_text())
 
 
     def work():
@@ -44,7 +46,8 @@ CORE = textwrap.dedent("""\
 """)
 
 
-def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
+def _library(tmp_path: Path) -> Path:
+    """src/mylib, whose work() sleeps as long as its tuning JSON says, slowed 20 times."""
     repo = make_repo(
         tmp_path,
         {
@@ -59,6 +62,11 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
     (repo / "docs/notes.md").write_text("# Notes\n\nTuned the delay.\n")  # read by nobody
     (repo / "data").mkdir()
     (repo / "data/extra.csv").write_text("a,b\n1,2\n")  # added, read by nobody
+    return repo
+
+
+def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
+    repo = _library(tmp_path)
     (repo / "debug-agent.toml").write_text(config())
     result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
@@ -69,3 +77,16 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
     assert result["launches"] == 6, result["launches"]
     transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
     assert "conditions; added but never opened while the bad state ran (its existence" in transcript
+
+
+def test_a_data_file_read_in_the_users_checkout_is_kept_and_named(tmp_path: Path) -> None:
+    """An absolute path in the launch's env reads the checkout's copy: every configuration
+    reads the same bytes, and the verdict says which file and where."""
+    repo = _library(tmp_path)
+    tuning = repo / "src/mylib/tuning.json"
+    (repo / "debug-agent.toml").write_text(config(env=f', MYLIB_TUNING = "{tuning}"'))
+    result = investigate(repo)
+    assert result["status"] in ("not_reproduced", "no_regression"), result["notes"]
+    assert "src/mylib/tuning.json" not in {d["file"] for d in result["dropped"]}
+    read_there = "src/mylib/tuning.json was read from your checkout, not from the scratch tree"
+    assert any(note.startswith(read_there) for note in result["notes"]), result["notes"]

@@ -54,7 +54,7 @@ def test_an_installed_copy_is_named_where_the_change_does_not_show(
     shutil.copytree(library / "src", site)  # the package as `pip install .` copies it
     result = _investigate(library, str(site))
     assert result["status"] in ("not_reproduced", "no_regression"), result["notes"]
-    where = f"src/mylib/core.py was loaded from {site.resolve()}/mylib/core.py"
+    where = f"src/mylib/core.py was read from {site.resolve()}/mylib/core.py"
     assert any(note.startswith(where) for note in result["notes"]), result["notes"]
 
 

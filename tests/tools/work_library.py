@@ -26,16 +26,20 @@ BENCH = textwrap.dedent("""\
 
 
 def config(
-    pythonpath: str = "src", bench: str = "{python} bench.py", before: str = "", launches: int = 12
+    pythonpath: str = "src",
+    bench: str = "{python} bench.py",
+    before: str = "",
+    launches: int = 12,
+    env: str = "",
 ) -> str:
     """The bench command in the scratch tree, `pythonpath` first on the path; `before`: more
-    sections ([build], ...)."""
+    sections ([build], ...); `env`: more of [launch] env (`, NAME = "value"`)."""
     return before + textwrap.dedent(f"""\
         [target]
         repo = "."
         good = "good"
         [launch]
-        env = {{ PYTHONPATH = "{pythonpath}" }}
+        env = {{ PYTHONPATH = "{pythonpath}"{env} }}
         [bench]
         kind = "command"
         command = "{bench}"

@@ -139,7 +139,7 @@ class LocalNode:
         return read_trace(self.trace_dir, Path(tree), True, watch, root, copies)
 
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
-        return watch_opens(Path(tree), paths)
+        return watch_opens(Path(tree), paths, self.repo_root.resolve())
 
 
 @contextmanager

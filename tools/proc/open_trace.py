@@ -26,20 +26,26 @@ from pydantic import BaseModel
 class OpenTrace(BaseModel):
     watched: list[str] = []  # repo-relative paths of the files in the watched folders
     opened: list[str] = []  # of those, the ones some process opened
+    # changed files opened in the user's checkout instead (an absolute path in a config, say):
+    # what the scratch tree holds does not change what the launch reads there
+    in_checkout: list[str] = []
 
 
 class Watch:
     """Reads the kernel's events for the watched folders on a thread until `trace`."""
 
-    def __init__(self, tree: Path, paths: Iterable[str]) -> None:
+    def __init__(self, tree: Path, paths: Iterable[str], checkout: Path | None = None) -> None:
         self.folders: dict[int, str] = {}  # watch descriptor -> repo-relative folder
+        self.in_checkout: dict[int, str] = {}  # the same folders in the user's checkout
+        self.changed = set(paths)
         self.opened: set[str] = set()
+        self.checkout_opened: set[str] = set()
         self.lost: set[str] = set()  # moved, replaced or deleted: nothing is known of them
         self.overflowed = False
         self.tree = tree
         self.inotify = None
         self.stop = threading.Event()
-        folders = sorted({posixpath.dirname(p) for p in paths})
+        folders = sorted({posixpath.dirname(p) for p in self.changed})
         if not folders:  # no instance: their number per user is limited (128 by default)
             return
         try:
@@ -55,6 +61,9 @@ class Watch:
         for folder in folders:
             try:
                 self.folders[self.inotify.add_watch(str(tree / folder), mask)] = folder
+                if checkout is not None and (checkout / folder).is_dir():
+                    wd = self.inotify.add_watch(str(checkout / folder), flags.OPEN | flags.ONLYDIR)
+                    self.in_checkout[wd] = folder
             except OSError:  # gone, or the watch limit reached: unwatched proves nothing
                 continue
         self.reader = threading.Thread(target=self._read, daemon=True, name="open-trace")
@@ -71,7 +80,9 @@ class Watch:
                 return
             for event in events:
                 folder = self.folders.get(event.wd)
-                if event.mask & flags.Q_OVERFLOW:
+                if event.wd in self.in_checkout and event.mask & flags.OPEN and event.name:
+                    self.checkout_opened.add(posixpath.join(self.in_checkout[event.wd], event.name))
+                elif event.mask & flags.Q_OVERFLOW:
                     self.overflowed = True
                 elif folder is None or event.mask & flags.IGNORED:
                     continue
@@ -96,7 +107,11 @@ class Watch:
             if folder not in gone
             for name in _files(self.tree / folder)
         } - self.lost
-        return OpenTrace(watched=sorted(watched), opened=sorted(self.opened & watched))
+        return OpenTrace(
+            watched=sorted(watched),
+            opened=sorted(self.opened & watched),
+            in_checkout=sorted(self.checkout_opened & self.changed),
+        )
 
     def close(self) -> None:
         if self.inotify is not None:
@@ -114,9 +129,10 @@ def _files(folder: Path) -> list[str]:
 
 
 @contextmanager
-def watch_opens(tree: Path, paths: Iterable[str]) -> Iterator[Watch]:
-    """Watch the folders of `paths` (relative to `tree`) for opens until the block ends."""
-    watch = Watch(tree, paths)
+def watch_opens(tree: Path, paths: Iterable[str], checkout: Path | None = None) -> Iterator[Watch]:
+    """Watch the folders of `paths` (relative to `tree`, and in `checkout`, the user's own
+    working tree, which the launch should not read) for opens until the block ends."""
+    watch = Watch(tree, paths, checkout)
     try:
         yield watch
     finally:
