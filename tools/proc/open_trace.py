@@ -70,27 +70,29 @@ class Watch:
         self.reader.start()
 
     def _read(self) -> None:
-        from inotify_simple import flags
-
         assert self.inotify is not None
         while not self.stop.is_set():
             try:
-                events = self.inotify.read(timeout=50)
+                self._take(self.inotify.read(timeout=50))
             except OSError:  # closed under it: nothing more to read
                 return
-            for event in events:
-                folder = self.folders.get(event.wd)
-                if event.wd in self.in_checkout and event.mask & flags.OPEN and event.name:
-                    self.checkout_opened.add(posixpath.join(self.in_checkout[event.wd], event.name))
-                elif event.mask & flags.Q_OVERFLOW:
-                    self.overflowed = True
-                elif folder is None or event.mask & flags.IGNORED:
-                    continue
-                elif event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
-                    self.lost.add(folder + "/")
-                elif event.name:
-                    rel = posixpath.join(folder, event.name)
-                    (self.opened if event.mask & flags.OPEN else self.lost).add(rel)
+
+    def _take(self, events: list) -> None:
+        from inotify_simple import flags
+
+        for event in events:
+            folder = self.folders.get(event.wd)
+            if event.wd in self.in_checkout and event.mask & flags.OPEN and event.name:
+                self.checkout_opened.add(posixpath.join(self.in_checkout[event.wd], event.name))
+            elif event.mask & flags.Q_OVERFLOW:
+                self.overflowed = True
+            elif folder is None or event.mask & flags.IGNORED:
+                continue
+            elif event.mask & (flags.DELETE_SELF | flags.MOVE_SELF):
+                self.lost.add(folder + "/")
+            elif event.name:
+                rel = posixpath.join(folder, event.name)
+                (self.opened if event.mask & flags.OPEN else self.lost).add(rel)
 
     def trace(self) -> OpenTrace:
         """What was opened, of the files in the watched folders (stops the reading)."""
@@ -98,6 +100,7 @@ class Watch:
             return OpenTrace()
         self.stop.set()
         self.reader.join()
+        self._take(self.inotify.read(timeout=0))  # what came after the thread's last read
         if self.overflowed:  # events were lost: nothing is known unopened
             return OpenTrace()
         gone = {f.rstrip("/") for f in self.lost if f.endswith("/")}
