@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path, PurePath
 
-from tools.bench.command import Placeholders
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.measure import worktree_root
+from tools.measure import tree_placeholders
 from tools.node.nodes import Node
 
 TAIL = 3  # lines of the build's output quoted in the error
@@ -33,9 +32,11 @@ def build(
     command = config.build.command
     if not command:
         return
-    places = Placeholders(node.python, worktree_root(cwd, node.subdir), config.config_dir)
     code, output = node.shell(
-        places.fill(command), cwd, {**env, **config.build.env}, config.build.timeout_s
+        tree_placeholders(config, node, cwd).fill(command),
+        cwd,
+        {**env, **config.build.env},
+        config.build.timeout_s,
     )
     log_path.write_text(output)
     if code == 0:

@@ -282,12 +282,12 @@ def _command_problems(
     if not config.bench_only and "{port}" not in launch and "--port" not in launch:
         problems.append("launch.command has neither {port} nor a fixed --port N")
     if config.build.command:  # run in the scratch tree, as the bench
-        problems += _bench_command_problems(
+        problems += _command_line_problems(
             config.build.command, executable, exists, places, "build.command"
         )
     bench = config.bench
     if bench.kind == "command":
-        problems += _bench_command_problems(bench.command or "", executable, exists, places)
+        problems += _command_line_problems(bench.command or "", executable, exists, places)
         if not bench.metric_regex and not (bench.metric_jsonl and bench.metric_key):
             problems.append(
                 "bench kind 'command' needs metric_regex, or metric_jsonl with metric_key"
@@ -312,7 +312,7 @@ def bench_script(words: list[str]) -> str | None:
     return None
 
 
-def _bench_command_problems(
+def _command_line_problems(
     command: str,
     executable: Callable[[str], bool],
     exists: Callable[[str], bool],

@@ -145,6 +145,11 @@ def worktree_root(cwd: PurePath, subdir: PurePath) -> PurePath:
     return cwd.parents[depth - 1] if depth else cwd
 
 
+def tree_placeholders(config: TargetConfig, node: Node, cwd: PurePath) -> Placeholders:
+    """{python}, {worktree} and {config_dir} for a command run in the scratch tree at `cwd`."""
+    return Placeholders(node.python, worktree_root(cwd, node.subdir), config.config_dir)
+
+
 def _measure_bench_only(
     config: TargetConfig,
     node: Node,
@@ -156,7 +161,7 @@ def _measure_bench_only(
     """No server: the bench command (the plan's, with its argument changes) is the launch; its
     output is the launch's log. What it imported is traced through `plan.env` as a server's
     would be; its environment is the one it was started with."""
-    places = Placeholders(node.python, worktree_root(cwd, node.subdir), config.config_dir)
+    places = tree_placeholders(config, node, cwd)
     command = places.fill(plan.command or config.launch.command)
     argv = shlex.split(command)
     if plan.transform_argv is not None and (changed := plan.transform_argv(argv)) != argv:

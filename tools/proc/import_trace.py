@@ -128,6 +128,8 @@ def _loaded_elsewhere(
     the user's repository (`from_checkout`), or, for a file of a package in the tree (on this
     machine), the same dotted path from the top of a package (`mylib/core.py` in
     `site-packages/mylib/`, not in `otherpkg/mylib/`) in another copy (`elsewhere`)."""
+    if not watched or not outside:  # every changed file came from the tree: nothing to match
+        return {}, {}
     by_tail: dict[tuple[str, ...], str] = {}
     for rel in watched:
         if rel.endswith(".py") and tree is not None:
