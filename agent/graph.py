@@ -2,6 +2,8 @@
 
     gather -> hypothesize -> plan -> experiment -> judge -> plan -> ... -> report
 
+On a commit range the first rounds bisect the commits on their own trees; once the first bad
+commit is known, hypothesize runs again on that commit's hunks alone and the plan goes on.
 `plan` asks the phases (agent.phases) for the next launch, and with [cluster] slots for a round
 of launches useful together (agent.rounds); `experiment` makes them; `judge` scores them. The
 nodes get the runner, transcript, repository and reasoner from LangGraph's runtime context;
@@ -20,7 +22,9 @@ from agent.hypothesize import hypothesize as hypotheses_of
 from agent.levels import update_levels
 from agent.llm.claims import apply_rankings
 from agent.llm.reasoner import LLMReasoner
+from agent.narrow import narrow
 from agent.phases import lines
+from agent.phases.bisect import bisection_of
 from agent.phases.launches import launch_traced, record_experiment, references
 from agent.report import finish
 from agent.rounds import plan_round
@@ -73,8 +77,18 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 
 
 def hypothesize(state: InvestigationState, runtime: Runtime[Context]) -> dict:
+    """Every candidate a hypothesis; on a range, the commits laid out for the bisection; after
+    it, the first bad commit's hunks in their place."""
     ctx, s = runtime.context, state.model_copy(deep=True)
+    b = s.bisection
+    if b is not None and b.done and not b.narrowed and not narrow(s, ctx.runner, ctx.log):
+        s.phase = "search"  # the first bad commit changes nothing a state holds: the range
+        return dict(s)
     lines.hypotheses(s, hypotheses_of(s, ctx.repo), ctx.log)
+    if s.bisection is None:
+        why_not: list[str] = []
+        s.bisection = bisection_of(s, why_not, remote=ctx.runner.config.host is not None)
+        lines.bisection(s, why_not, ctx.log)
     if ctx.reasoner is not None:
         apply_rankings(s, ctx.reasoner.rank(s), ctx.log)
         s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
@@ -128,10 +142,10 @@ def report(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 
 def route(state: InvestigationState) -> str:
     """After gather: hypothesize (the report, if a reference cannot run); after plan: the
-    launch it asks for, or the report."""
-    if state.phase == "hypothesize":
-        return "hypothesize"
-    return "experiment" if state.pending else "report"
+    launch it asks for, hypothesize (the first bad commit's hunks), or the report."""
+    if state.pending:
+        return "experiment"
+    return "hypothesize" if state.phase == "hypothesize" else "report"
 
 
 def build_graph(checkpointer=None):
@@ -143,7 +157,7 @@ def build_graph(checkpointer=None):
     graph.add_edge(START, "gather")
     graph.add_conditional_edges("gather", route, ["hypothesize", "report"])
     graph.add_edge("hypothesize", "plan")
-    graph.add_conditional_edges("plan", route, ["experiment", "report"])
+    graph.add_conditional_edges("plan", route, ["experiment", "hypothesize", "report"])
     graph.add_edge("experiment", "judge")
     graph.add_edge("judge", "plan")
     graph.add_edge("report", END)

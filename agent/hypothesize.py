@@ -22,6 +22,8 @@ from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import commit_groups
 
+UNUSED = ("file never imported", "file never opened")  # the trace's verdicts: no process used it
+
 
 def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
     try:
@@ -46,15 +48,40 @@ def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Rele
     hunks = [c for c in state.candidates if c.kind == "hunk"]
     files = sorted({c.file or "" for c in hunks})
     good = {path: _good_source(repo, state.good_sha, path) for path in files}
-    bad = {path: _bad_source(root, path) for path in files}
+    b = state.bisection
+    at = b.first_bad.sha if b is not None and b.narrowed else None  # None: the working tree
+    bad = {
+        path: _bad_source(root, path) if at is None else _good_source(repo, at, path)
+        for path in files
+    }
     verdicts = {
         c.id: assess(c, facts, good[c.file or ""], (bad[c.file or ""] or "").splitlines(), root)
         if c.kind == "hunk"
         else assess(c, facts, None, [])
         for c in state.candidates
     }
+    if b is not None and b.narrowed:
+        _untraced_files(verdicts, state, repo, root, b.range_good_sha)
     links = [Link(**link.model_dump()) for link in dependencies(hunks, good, bad).links]
     return verdicts, links
+
+
+def _untraced_files(
+    verdicts: dict[str, Relevance], state: InvestigationState, repo: git.Repo, root: Path, good: str
+) -> None:
+    """A commit's file that neither traced tree (the range's bad and good ends) holds: the
+    import trace never saw it exist, so it says nothing of it (no drop on that evidence)."""
+    for c in state.candidates:
+        verdict = verdicts[c.id]
+        if verdict.on_path is not False or c.file is None:
+            continue
+        if _bad_source(root, c.file) is None and _good_source(repo, good, c.file) is None:
+            verdicts[c.id] = Relevance(
+                candidate=c.id,
+                on_path=None,
+                reason="neither traced tree holds this file (it exists only inside the range)",
+                evidence=[],
+            )
 
 
 def kept_by_links(verdicts: dict[str, Relevance], links: list[Link]) -> dict[str, Link]:
@@ -86,8 +113,8 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     transcript."""
     verdicts, state.links = _verdicts(state, repo)
     said = [link_sentence(link) for link in state.links]
-    state.commits = commit_groups(repo, state.good_sha, state.candidates)
-    said += _range_sentence(state)
+    if state.bisection is None:  # inside a first bad commit, the range is known already
+        state.commits = commit_groups(repo, state.good_sha, state.candidates)
     rescued = kept_by_links(verdicts, state.links)
     for c in state.candidates:
         p = prior(c, state.metric, state.facts.server_args if state.facts else None)
@@ -97,7 +124,16 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
             hypothesis.prior *= verdict.prior_factor
             hypothesis.reasons.append(verdict.reason)
             hypothesis.evidence += verdict.evidence
-        if c.id in rescued:
+        if c.id in rescued and verdict.reason in UNUSED:
+            # links never override the trace: no process loaded the file, so no launch of
+            # the server runs it; it travels with its partner and is never a cause
+            link = rescued[c.id]
+            partner = link.b if link.a == c.id else link.a
+            hypothesis.status, hypothesis.carried_with = "dropped", partner
+            hypothesis.evidence = [*verdict.evidence, f"carried with {partner} ({link.reason})"]
+            state.dropped.append(verdict.model_copy(update={"evidence": hypothesis.evidence}))
+            said.append(f"dropped {c.id}: {verdict.reason}; carried with {partner}, never a cause")
+        elif c.id in rescued:
             link = rescued[c.id]
             hypothesis.evidence.append(
                 f"kept although {verdict.reason} ({'; '.join(verdict.evidence)}): "
@@ -112,20 +148,6 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
         state.hypotheses[c.id] = hypothesis
         said += _arrival(state, c)
     return said
-
-
-def _range_sentence(state: InvestigationState) -> list[str]:
-    groups = state.commits
-    if not groups.commits:
-        return []
-    uncommitted = groups.uncommitted in groups.of.values()
-    return [
-        f"good..HEAD holds {len(groups.commits)} first-parent commits"
-        + (" and uncommitted changes" if uncommitted else "")
-        + ": the search reverts whole commits first, latest first (git bisect's probes, "
-        "weighted by the hunks' priors), then the hunks inside the culprit commit with the "
-        "rest of the range applied"
-    ]
 
 
 SHOWN_EACH = 10  # past this many, the terminal summarises (the transcript keeps each one)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import git
 
+from agent.report_bisection import bisection_result
 from agent.report_markdown import render_markdown
 from agent.result import (
     ClearedResult,
@@ -26,6 +27,7 @@ from agent.shares import clipped, restored_share, share_between
 from agent.state import InvestigationState
 from tools.code_paths.dependencies import changed_line_numbers
 from tools.repo.candidates import Candidate
+from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commits_of
 from tools.secrets import mask, mask_files, mask_text
 
@@ -74,7 +76,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
-        commits = commits_of(repo, state.good_sha, c)
+        commits = _commits(state, repo, c)
         out.append(
             Culprit(
                 kind=c.kind,
@@ -91,6 +93,15 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
             )
         )
     return out, whole
+
+
+def _commits(state: InvestigationState, repo: git.Repo, c: Candidate) -> list[CommitInfo]:
+    """The commit(s) that brought a culprit: inside a first bad commit, that commit."""
+    b = state.bisection
+    if b is None or not b.narrowed:
+        return commits_of(repo, state.good_sha, c)
+    result = bisection_result(state, repo)
+    return [result.first_bad] if result is not None and result.first_bad is not None else []
 
 
 def _first_line(c: Candidate) -> int | None:
@@ -231,6 +242,7 @@ def _result(
         unexplained_ci=None if left is None else left[1:],
         undecided=state.confirmation.undecided if state.confirmation else [],
         not_ruled_out=_not_ruled_out(state, culprits),
+        negligible=state.confirmation.negligible if state.confirmation else {},
         dropped=_dropped(state),
         cleared=[
             ClearedResult(candidate=cid, evidence=h.evidence)
@@ -245,6 +257,7 @@ def _result(
         notes=state.notes,
         reproduction=state.reproduction,
         decomposition=_decomposition(state, culprits),
+        bisection=bisection_result(state, ctx.repo),
         llm=None
         if state.llm is None
         else LLMResult.model_validate(

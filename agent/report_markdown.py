@@ -5,6 +5,7 @@ what was set aside, the model's claims and the notes."""
 from __future__ import annotations
 
 from agent.levels import between
+from agent.report_bisection import bisection_lines
 from agent.result import Culprit, InvestigationResult
 from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
@@ -90,6 +91,15 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
             f"{', '.join(r.undecided)}",
             "",
         ]
+    if r.negligible:
+        lines += [
+            "Negligible (needed, but explaining under the share a culprit must): "
+            + ", ".join(
+                f"{cid} {v[0]:.1%} [95 %: {v[1]:.1%} to {v[2]:.1%}]"
+                for cid, v in r.negligible.items()
+            ),
+            "",
+        ]
     if r.not_ruled_out:
         lines += [
             "Not ruled out (kept, and cleared by no experiment: the culprits are only "
@@ -155,6 +165,7 @@ def render_markdown(state: InvestigationState) -> str:
     lines = [
         f"# Investigation {state.session_id}: {r.status}",
         "",
+        *bisection_lines(r),
         f"Symptom: `{state.symptom.text}` — metric `{m.name}` ({m.unit}): "
         f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
         f"{fmt(m.after_fix)}. {r.launches} launches.",

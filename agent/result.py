@@ -154,6 +154,27 @@ class ReproductionResult(BaseModel):
     good_already_regressed: bool
 
 
+class TestedState(BaseModel):
+    """A state of the range the bisection tested on its own tree (or an end)."""
+
+    sha: str | None  # None: the uncommitted changes
+    subject: str
+    verdict: str  # good, bad, skipped; "" when never tested
+    why: str
+    values: list[float]
+
+
+class BisectionResult(BaseModel):
+    """What git bisect would print, with the evidence behind each step."""
+
+    first_bad: CommitInfo | None  # None: the uncommitted changes
+    parent: str
+    could_be: list[str] = []  # skipped commits that the first bad one could be, too
+    tested: list[TestedState]
+    # the share of the whole range's gap that the step from parent to first bad holds
+    range_share: float | None = None
+
+
 class InvestigationResult(BaseModel):
     session: str
     session_dir: str
@@ -168,6 +189,9 @@ class InvestigationResult(BaseModel):
     # with culprits suspected, not confirmed: the kept candidates no experiment cleared (a
     # share of the cause may lie among them)
     not_ruled_out: list[str] = []
+    # needed, but with a share whose 95 % interval reaches under [judge] min_share: never a
+    # culprit; id -> [share, low, high]
+    negligible: dict[str, list[float]] = {}
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int
@@ -184,6 +208,8 @@ class InvestigationResult(BaseModel):
     # speculative decoding: tok_s, accept_length and cycle_ms for bad, good and after the fix,
     # each part's share of the throughput gap (absent where the server is not speculative)
     decomposition: dict[str, PartResult] | None = None
+    # a commit range bisected on its commits' own trees (absent: no range, or not bisected)
+    bisection: BisectionResult | None = None
 
 
 class ResultSummary(BaseModel):

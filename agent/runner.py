@@ -17,8 +17,15 @@ from tools.config import TargetConfig
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec
 from tools.proc.server import ServerError
 from tools.progress import ProgressCallbacks
-from tools.repo.candidates import CandidateSet, GitError
-from tools.repo.target import Target
+from tools.repo.candidates import (
+    CandidateSet,
+    GitError,
+    commit_changes,
+    list_candidates,
+    own_paths,
+)
+from tools.repo.target import Target, target_repo
+from tools.repo.worktree import open_repo
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
 _STAGES: dict[type[Exception], str] = {
@@ -44,6 +51,31 @@ class Runner:
         self.target = Target(config, config_dir, cands)
         self.progress = ProgressCallbacks(on_phase, on_request)
         self._pool: RayPool | None = None
+        self._narrowed_to: tuple[str, str | None] | None = None
+
+    def narrowed(self, low: str, high: str | None) -> CandidateSet:
+        """The candidates between commit `low` and commit `high` (None: the working tree), now
+        the target's: the search inside a first bad commit builds on its parent."""
+        config, config_dir = self.config, self.config_dir
+        repo_dir = target_repo(config, config_dir)
+        if high is None:
+            pinned = config.model_copy(
+                update={"target": config.target.model_copy(update={"good": low})}
+            )
+            cands = list_candidates(repo_dir, pinned, config_dir)
+        else:
+            repo = open_repo(repo_dir)
+            own = own_paths(Path(str(repo.working_tree_dir)), config_dir)
+            cands = commit_changes(repo, low, high, own)
+        self.target = Target(config, config_dir, cands)
+        self._narrowed_to = (low, high)
+        return cands
+
+    def follow(self, state: InvestigationState) -> None:
+        """The target as the state has it: a resumed session narrowed to a commit builds there."""
+        b = state.bisection
+        if b is not None and b.narrowed and self._narrowed_to != (b.parent.sha, b.first_bad.sha):
+            self.narrowed(b.parent.sha or "HEAD", b.first_bad.sha)
 
     @property
     def config(self) -> TargetConfig:
@@ -72,6 +104,7 @@ class Runner:
         """The round's launches (each: its variant, its number, whether traced): on the cluster
         when there is one ([cluster], at once up to its slots), else here one after the other;
         the outcomes in the order given."""
+        self.follow(state)
         jobs = [self._job(state, variant, n, trace) for variant, n, trace in planned]
         if self.config.cluster.ray is None:
             outcomes = [
@@ -101,7 +134,9 @@ class Runner:
 
     def _job(self, state: InvestigationState, variant: Variant, planned: int, trace: bool) -> Job:
         spec = (
-            ExperimentSpec(base="bad", reverted=variant.ids)
+            ExperimentSpec(base="bad", commit=variant.commit)
+            if variant.commit
+            else ExperimentSpec(base="bad", reverted=variant.ids)
             if variant.base == "bad"
             else ExperimentSpec(base="good", applied=variant.ids)
         )

@@ -162,6 +162,7 @@ class Session:
             metric=config.bench.metric if config.bench.kind == "command" else symptom.metric,
             worse="higher" if symptom.direction == "lower" else "lower",
             max_launches=max_launches or config.budget.max_launches,
+            min_share=config.judge.min_share,
             deadline=time.time() + 60 * (max_minutes or config.budget.max_minutes),
             workload=config.bench.workload(),
         )

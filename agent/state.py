@@ -14,7 +14,9 @@ from agent.symptom import Symptom
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import CommitGroups
 
-Phase = Literal["gather", "hypothesize", "calibrate", "search", "confirm", "report", "done"]
+Phase = Literal[
+    "gather", "hypothesize", "calibrate", "bisect", "search", "confirm", "report", "done"
+]
 Base = Literal["bad", "good"]
 METRIC_UNITS = {"tok_s": "tok/s", "accept_len": "tokens", "verify_ms": "ms", "tpot_ms": "ms"}
 
@@ -55,6 +57,7 @@ class Variant(BaseModel):
     launches: list[Launch] = Field(default_factory=list)
     failures: list[Failure] = Field(default_factory=list)  # launches that measured nothing
     level: Literal["bad", "good"] | None = None  # judged equivalent to a reference: pools noise
+    commit: str | None = None  # a state of the range as it was committed (a bisection's probe)
 
     @property
     def values(self) -> list[float]:
@@ -91,6 +94,7 @@ class Hypothesis(BaseModel):
     reasons: list[str]
     status: Literal["open", "dropped", "cleared", "suspected", "confirmed"] = "open"
     evidence: list[str] = Field(default_factory=list)
+    carried_with: str | None = None  # linked to this kept one, but no traced launch used it
 
 
 class Task(BaseModel):
@@ -134,6 +138,47 @@ class Confirmation(BaseModel):
     undecided: list[str] = Field(default_factory=list)  # neither shown needed nor unneeded
     rest_searched_for: list[str] = Field(default_factory=list)  # its remainder was searched
     confirmed_before: list[str] = Field(default_factory=list)  # both ways, before completeness
+    # needed, but a share whose interval reaches below [judge] min_share: id -> [r, low, high]
+    negligible: dict[str, list[float]] = Field(default_factory=dict)
+
+
+class RangeState(BaseModel):
+    """One state of the range, as git bisect sees it: the good commit, each first-parent
+    commit after it, the working tree last when it holds uncommitted changes."""
+
+    sha: str | None  # None: the working tree (the uncommitted changes on top of HEAD)
+    subject: str = ""
+    author: str = ""
+    date: str = ""
+    key: str = ""  # the config measuring it (a reference's key for either end)
+    verdict: Literal["good", "bad", "skipped", ""] = ""
+    why: str = ""  # the verdict in words: its share of the gap, or why it was skipped
+    values: list[float] = Field(default_factory=list)  # its launches when judged
+    weight: float = 1.0  # its prior: the highest of the suspected hunks in the files it touches
+    unused: bool = False  # it touches only files no traced launch used: weighed light
+    partial: bool = False  # judged bad, but short of the bad end: later commits hold the rest
+
+
+class Bisection(BaseModel):
+    """The commits first, on real trees: the first bad commit between good and bad."""
+
+    states: list[RangeState]
+    low: int = 0  # the latest state judged good
+    high: int = 0  # the earliest state judged bad
+    done: bool = False
+    narrowed: bool = False  # the candidates are now the first bad commit's own hunks
+    range_good_sha: str = ""  # the investigation's good commit (good_sha moves to the parent)
+
+    @property
+    def first_bad(self) -> RangeState:
+        return self.states[self.high]
+
+    @property
+    def parent(self) -> RangeState:
+        return self.states[self.low]
+
+    def skipped_between(self) -> list[RangeState]:
+        return [s for s in self.states[self.low + 1 : self.high] if s.verdict == "skipped"]
 
 
 class InvestigationState(BaseModel):
@@ -145,6 +190,7 @@ class InvestigationState(BaseModel):
     worse: Literal["higher", "lower"]
     max_launches: int
     deadline: float  # time.time() by which to stop
+    min_share: float = 0.05  # [judge]: a culprit's share, at the low end of its interval
     workload: str = ""  # what the bench measures, in words (the reproduction check quotes it)
     reproduction: ReproductionResult | None = None  # the references beside the symptom's numbers
     phase: Phase = "gather"
@@ -156,6 +202,7 @@ class InvestigationState(BaseModel):
     dropped: list[Relevance] = Field(default_factory=list)
     links: list[Link] = Field(default_factory=list)  # candidates that move together
     commits: CommitGroups = Field(default_factory=CommitGroups)  # the range's first level
+    bisection: Bisection | None = None  # the commits tested on their own trees
     configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""

@@ -170,6 +170,14 @@ class BudgetSection(_Section):
     max_minutes: float = Field(default=60.0, gt=0)
 
 
+class JudgeSection(_Section):
+    """What the verdict demands of a culprit."""
+
+    # named only when the low end of its share's 95 % interval is at least this share of the
+    # gap; below it, "negligible" (with its interval), never a culprit
+    min_share: float = Field(default=0.05, ge=0.0, lt=1.0)
+
+
 class LLMSection(_Section):
     """The LLM reasoner (optional): any OpenAI-compatible endpoint; OPENAI_API_KEY from env."""
 
@@ -223,6 +231,7 @@ class TargetConfig(_Section):
     bench: BenchSection = Field(default_factory=BenchSection)
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
+    judge: JudgeSection = Field(default_factory=JudgeSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     host: HostSection | None = None  # absent: the target is on this machine
     cluster: ClusterSection = Field(default_factory=ClusterSection)

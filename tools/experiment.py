@@ -43,6 +43,9 @@ class ExperimentSpec(BaseModel):
     applied: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)  # extra env on top of the state's
     args: list[str] = Field(default_factory=list)  # extra server args, appended
+    # a tree that existed: this commit checked out as it is, launched as the bad side is
+    # ([launch]); with it, nothing is reverted or applied (a bisection's probe)
+    commit: str | None = None
 
 
 class MetricSummary(BaseModel):
@@ -81,6 +84,7 @@ class _State(BaseModel):
     command: str  # the launch command line template
     flags: dict[str, str | None]  # server args set (or removed, None) on top of it
     extra_args: list[str]
+    tree_sha: str  # the commit the scratch tree starts from (the patches go on top)
     carried: str = ""  # what the bad side carries as-is (CandidateSet.carried_patch)
 
     def argv(self, argv: list[str]) -> list[str]:
@@ -94,6 +98,17 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
         raise ToolError(
             "use --revert (start from the bad state) or --apply (start from the "
             "good state), not both"
+        )
+    if spec.commit is not None:
+        if spec.reverted or spec.applied:
+            raise ToolError("a commit's tree is launched as it is: no --revert or --apply")
+        return _State(
+            hunks=[],
+            env={**config.launch.env, **spec.env},
+            command=config.launch.command,
+            flags={},
+            extra_args=spec.args,
+            tree_sha=spec.commit,
         )
     from_good = spec.base == "good" if spec.base else bool(spec.applied)
     chosen = cands.by_id(spec.applied if from_good else spec.reverted)
@@ -124,6 +139,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
         command=command,
         flags=flags,
         extra_args=spec.args,
+        tree_sha=cands.good_sha,
         carried="" if from_good else cands.carried_patch,
     )
 
@@ -217,7 +233,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     with (
         open_node(config, target.config_dir, out_dir) as node,
         node.worktree(
-            target.cands.good_sha,
+            state.tree_sha,
             [h.patch for h in state.hunks] + [p for p in [state.carried] if p],
             out_dir / "state.patch",
         ) as tree,

@@ -1,4 +1,4 @@
-"""The phases the plan node walks, in the method's order: calibrate, search, confirm.
+"""The phases the plan node walks, in the method's order: calibrate, bisect, search, confirm.
 
 Each phase is a module with the three functions of `Phase`: `plan` asks for one launch at a
 time, `advance` (when it has nothing left to ask) gives its verdict and names the next phase
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from agent.phases import calibrate, confirm, remainder, search
+from agent.phases import bisect, calibrate, confirm, remainder, search
 from agent.phases.search import Chooser
 from agent.state import InvestigationState, PlannedLaunch
 
@@ -29,7 +29,12 @@ class Phase(Protocol):
     def advance(self, state: InvestigationState, log: Callable[..., None]) -> None: ...
 
 
-PHASES: dict[str, Phase] = {"calibrate": calibrate, "search": search, "confirm": confirm}
+PHASES: dict[str, Phase] = {
+    "calibrate": calibrate,
+    "bisect": bisect,
+    "search": search,
+    "confirm": confirm,
+}
 _NEXT = dict(zip(PHASES, list(PHASES)[1:], strict=False))
 
 
@@ -38,7 +43,7 @@ def next_launch(
 ) -> PlannedLaunch | None:
     """The next launch the current phase asks for, going on through the phases that have
     nothing left to ask; None when the report is next (the budget may send it there first)."""
-    while state.phase not in ("report", "done"):
+    while state.phase in PHASES:
         if budget_spent(state):
             stop_for_budget(state, log)
             break

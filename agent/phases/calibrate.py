@@ -57,7 +57,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     the references are set beside the symptom's numbers (reproduce before searching)."""
     verdict = decide(state)
     log("plan", "verdict", f"calibration: {verdict}: {state.notes[-1] if state.notes else ''}")
-    if verdict != "error":
+    if verdict != "error" and state.reproduction is None:  # the range's ends, not a commit's
         state.reproduction = reproduction.check(state)
     if state.reproduction is not None:
         log("plan", "thought", reproduction.describe(state.reproduction))
@@ -67,7 +67,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
             log("plan", "verdict", f"not reproduced: {state.notes[-1]}")
     if verdict == "regression":
         _search_the_part_that_moved(state, log)
-        state.phase = "search"
+        state.phase = "bisect"
         return
     for line in shadowed(state.facts):  # the likeliest reason the change did not show
         _note(state, line)

@@ -35,7 +35,7 @@ from agent.phases.remainder import (
     search_partner,
     search_the_rest,
 )
-from agent.shares import contrast_share, restored_share
+from agent.shares import contrast_share, restored_share, share_between
 from agent.state import Confirmation, InvestigationState, PlannedLaunch
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
@@ -68,17 +68,21 @@ def start(state: InvestigationState) -> None:
         rounds=(state.confirmation.rounds + 1) if state.confirmation else 1,
         rest_searched_for=state.confirmation.rest_searched_for if state.confirmation else [],
         confirmed_before=state.confirmation.confirmed_before if state.confirmation else [],
+        negligible=state.confirmation.negligible if state.confirmation else {},
     )
 
 
 def _closure(state: InvestigationState, ids: set[str]) -> set[str]:
+    """`ids` and what links join to them, less what only travels along (never used by a
+    traced launch: the trace outranks a link)."""
+    carried = {cid for cid, h in state.hypotheses.items() if h.carried_with}
     grown = set(ids)
     while True:
         more = {
             other
             for link in state.links
             for one, other in ((link.a, link.b), (link.b, link.a))
-            if one in grown and other not in grown
+            if one in grown and other not in grown and other not in carried
         }
         if not more:
             return grown
@@ -203,6 +207,20 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
 
 
+def group_share(
+    state: InvestigationState, conf: Confirmation, first: str
+) -> tuple[float, float, float] | None:
+    """A group's share of the gap with its 95 % interval: what the set loses without it, over
+    both contexts once both are measured."""
+    without = state.configs[conf.drop_keys[first]]
+    context = state.configs[_context_key(state, conf, first)]
+    revert = state.configs[conf.revert_key]
+    if context.values and revert.values:
+        holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
+        return contrast_share(state, [(holding, without.values), (context.values, revert.values)])
+    return share_between(state, conf.apply_key, without.key)
+
+
 def _context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
     """The bad state with the rest of the set reverted: the group, alone of the set, in the
     bad state's context (against the revert of the whole set, it differs by the group only)."""
@@ -223,20 +241,21 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
     without = state.configs[without_key]
     if unresolved(without) or not without.values:
         return None
+    alpha = ALPHA / len(conf.drop_keys)  # each group's test among the set's: Bonferroni
     context = state.configs[_context_key(state, conf, first)]
     revert = state.configs[conf.revert_key]
     if context.values and revert.values and not unresolved(context):
         holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
         pairs = [(holding, without.values), (context.values, revert.values)]
         effect, p = p_contrast(pairs, noise(state))
-        if p <= ALPHA and (effect > 0) == (state.worse == "higher"):
+        if p <= alpha and (effect > 0) == (state.worse == "higher"):
             return True
         share = contrast_share(state, pairs)  # both contexts bound it tighter than one
         if share is not None and share[2] < UNNEEDED_SHARE:
             return False
     else:
         result = between(state, without_key, state.good_key, state.bad_key)
-        if result.p_vs_good <= ALPHA and result.r < 1:  # short of the bad end
+        if result.p_vs_good <= alpha and result.r < 1:  # short of the bad end
             partial = result.r > NONE_UP_TO  # one launch there may be a disturbed one
             return True if not partial or len(without.values) > 1 else None
     lost = restored_share(state, without_key)  # the share of the gap missing without it
@@ -343,6 +362,28 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             "the regression on the good state"
         )
         return "search"  # the set shrinks every time: no round limit needed here
+    small = {
+        m: share
+        for first, need in needed.items()
+        if need and (share := group_share(state, conf, first)) and share[1] < state.min_share
+        for m in conf.groups[first]
+    }
+    if small:  # needed, but explaining too little to name: negligible, with its interval
+        conf.negligible |= {m: [round(v, 3) for v in share] for m, share in small.items()}
+        for m, share in small.items():
+            h = state.hypotheses[m]
+            h.status = "cleared"
+            h.evidence.append(
+                f"negligible: its share of the gap is {share[0]:.1%} [95 %: {share[1]:.1%} to "
+                f"{share[2]:.1%}], under the {state.min_share:.0%} a culprit must explain"
+            )
+        for finding in state.findings:
+            finding.ids = [cid for cid in finding.ids if cid not in small]
+        state.findings = [f for f in state.findings if f.ids]
+        state.notes.append(
+            f"{', '.join(small)} negligible: " + state.hypotheses[next(iter(small))].evidence[-1]
+        )
+        return "search"
     inseparable = [
         first
         for first, need in needed.items()

@@ -86,6 +86,32 @@ def hypotheses(state: InvestigationState, sentences: list[str], log: Log) -> Non
             log("hypothesize", "thought", line)
 
 
+def bisection(state: InvestigationState, why_not: list[str], log: Log) -> None:
+    b, groups = state.bisection, state.commits
+    for line in why_not:
+        log("hypothesize", "thought", line)
+    if b is None and groups.commits:
+        log(
+            "hypothesize",
+            "thought",
+            f"good..HEAD holds {len(groups.commits)} first-parent commits: the search reverts "
+            "whole commits first, latest first (weighted by the hunks' priors), then the hunks "
+            "inside the culprit commit with the rest of the range applied",
+        )
+    if b is None:
+        return
+    light = sum(1 for s in b.states[1:-1] if s.unused)
+    log(
+        "hypothesize",
+        "thought",
+        f"good..bad holds {len(b.states) - 1} states (first-parent commits"
+        + (", the uncommitted changes last" if b.states[-1].sha is None else "")
+        + "): bisected on their own trees first, as git bisect does, halving the prior mass"
+        + (f"; {light} touch only files no traced launch used: weighed light" if light else "")
+        + ", then the first bad commit's hunks alone",
+    )
+
+
 def kept(state: InvestigationState, log: Log) -> None:
     ranked = sorted(
         (h for h in state.hypotheses.values() if h.status == "open"), key=lambda h: -h.prior

@@ -227,6 +227,22 @@ def tree_changes(repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,))
     return found
 
 
+def commit_changes(
+    repo: git.Repo, low: str, high: str, own: Sequence[str] = (CONFIG_NAME,)
+) -> CandidateSet:
+    """Every change from commit `low` to commit `high` (the hunks of one commit, or of a few
+    that must be searched together), `own` paths left out: built on `low`, they give `high`."""
+    low_sha, high_sha = resolve_ref(repo, low), resolve_ref(repo, high)
+    found = CandidateSet(repo=str(repo.working_tree_dir), good=low, good_sha=low_sha, candidates=[])
+    text = _diff(repo, low_sha, high_sha, "-U3", "--", ".", *excluding(own))
+    by_path: dict[str, list[PatchedFile]] = {}
+    for pfile in _parse(text, low):
+        by_path.setdefault(unquote(pfile.path), []).append(pfile)
+    for path, pfiles in by_path.items():
+        _add_file(repo, low_sha, path, pfiles, lambda _: f"commit {high_sha[:8]}", found, high_sha)
+    return found
+
+
 def hunk_candidates(
     repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,)
 ) -> tuple[str, list[Candidate]]:
@@ -247,8 +263,10 @@ def _add_file(
     pfiles: list[PatchedFile],
     origin: Origin,
     found: CandidateSet,
+    to: str | None = None,
 ) -> None:
-    """One file's change into `found`: its hunks, a whole-file candidate, or a carried line."""
+    """One file's change into `found`: its hunks, a whole-file candidate, or a carried line
+    (`to`: the commit changed to; None: the working tree)."""
     info = [line for pfile in pfiles for line in str(pfile.patch_info or "").splitlines()]
     if any(line.endswith(" 160000") for line in info):
         rows = [str(line) for pfile in pfiles for hunk in pfile for line in hunk]
@@ -259,14 +277,14 @@ def _add_file(
         return
     modes = [line for line in info if line.startswith(_MODE_LINES)]
     binary = any(pfile.is_binary_file for pfile in pfiles)
-    if binary and (size := _largest(repo, good_sha, path)) > BIG_BINARY:
+    if binary and (size := _largest(repo, good_sha, path, to)) > BIG_BINARY:
         found.carried.append(
             f"{path}: a binary file of {size:,} bytes, too big to travel in a patch: in no "
             "state (commit it, or ignore it if the server never reads it)"
         )
         return
     if binary or len(pfiles) > 1 or not len(pfiles[0]):  # no hunk can say it
-        raw = _diff(repo, good_sha, "--binary", "--", *literal([path]))
+        raw = _diff(repo, good_sha, *([to] if to else []), "--binary", "--", *literal([path]))
         header = "; ".join(["binary"] * binary + modes) or "whole file"
         found.candidates.append(_whole_file(path, raw, header, origin(None)))
         return
@@ -282,13 +300,14 @@ def _add_file(
     found.candidates += _hunks(path, pfiles[0], prefix, origin)
 
 
-def _largest(repo: git.Repo, good_sha: str, path: str) -> int:
-    """The larger of a file's sizes in the good commit and in the working tree (a binary patch
-    holds both)."""
+def _largest(repo: git.Repo, good_sha: str, path: str, to: str | None = None) -> int:
+    """The larger of a file's sizes in the good commit and in the working tree or commit `to`
+    (a binary patch holds both)."""
     here = Path(str(repo.working_tree_dir)) / path
-    sizes = [here.lstat().st_size] if here.is_symlink() or here.exists() else []
-    with contextlib.suppress(git.GitCommandError):
-        sizes.append(int(repo.git.cat_file("-s", f"{good_sha}:{path}")))
+    sizes = [here.lstat().st_size] if to is None and (here.is_symlink() or here.exists()) else []
+    for sha in [good_sha, *([to] if to else [])]:
+        with contextlib.suppress(git.GitCommandError):
+            sizes.append(int(repo.git.cat_file("-s", f"{sha}:{path}")))
     return max(sizes, default=0)
 
 

@@ -31,6 +31,9 @@ _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hun
 class RangeCommit(BaseModel):
     sha: str
     subject: str
+    author: str = ""
+    date: str = ""  # the author date, ISO 8601
+    files: list[str] = Field(default_factory=list)  # the paths its first-parent diff touches
 
 
 class CommitGroups(BaseModel):
@@ -39,6 +42,7 @@ class CommitGroups(BaseModel):
 
     commits: list[RangeCommit] = Field(default_factory=list)
     of: dict[str, int] = Field(default_factory=dict)
+    from_good: bool = False  # good is an ancestor of HEAD: each commit's tree descends from it
 
     @property
     def uncommitted(self) -> int:
@@ -66,7 +70,7 @@ def _read_log(repo: git.Repo, good_sha: str) -> tuple[list[RangeCommit], _Lines]
         "--no-color",
         "-U0",
         "-p",
-        f"--format={_MARK}%H %s",
+        f"--format={_MARK}%H%x1f%an%x1f%aI%x1f%s",
         f"{good_sha}..HEAD",
         strip_newline_in_stdout=False,
     )
@@ -74,15 +78,17 @@ def _read_log(repo: git.Repo, good_sha: str) -> tuple[list[RangeCommit], _Lines]
     lines = _Lines()
     for chunk in ("\n" + text).split("\n" + _MARK)[1:]:
         head, _, patch = chunk.partition("\n")
-        sha, _, subject = head.partition(" ")
+        sha, author, date, subject = (head.split("\x1f", 3) + ["", "", ""])[:4]
         index = len(commits)
-        commits.append(RangeCommit(sha=sha, subject=subject))
+        commit = RangeCommit(sha=sha, subject=subject, author=author, date=date)
+        commits.append(commit)
         try:
             files = PatchSet(patch)
         except UnidiffParseError:  # a patch unidiff cannot read: the commit keeps no lines
             continue
         for pfile in files:
             path = unquote(pfile.path)
+            commit.files.append(path)
             lines.touched[path] = index
             for hunk in pfile:
                 for line in hunk:
@@ -122,7 +128,7 @@ def commit_groups(repo: git.Repo, good_sha: str, candidates: list[Candidate]) ->
         return CommitGroups()
     if not commits:
         return CommitGroups()
-    groups = CommitGroups(commits=commits)
+    groups = CommitGroups(commits=commits, from_good=repo.is_ancestor(good_sha, "HEAD"))
     for c in candidates:
         index = _place(c, lines, len(commits))
         if index is not None:

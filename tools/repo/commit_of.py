@@ -39,6 +39,11 @@ def _info(commit: git.Commit, lines: int) -> CommitInfo:
     )
 
 
+def commit_info(repo: git.Repo, sha: str) -> CommitInfo:
+    """One commit as the report names it."""
+    return _info(repo.commit(sha), 0)
+
+
 def _ranges(numbers: set[int]) -> list[str]:
     """`-L` arguments for sorted line numbers, consecutive ones joined."""
     out: list[str] = []

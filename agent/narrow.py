@@ -1,0 +1,92 @@
+"""After the bisection: the investigation goes on inside the first bad commit alone.
+
+Its parent's tree becomes the good reference and its own tree the bad one, each with the
+launches the bisection made of it; the candidates become the hunks of `diff parent commit`
+(reverted on the commit's tree, applied on the parent's). The range's two ends stay in the
+state as the commits they are, so their launches still count in the noise and the report can
+say how much of the whole range's gap the commit explains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.levels import all_ids, ensure_config
+from agent.phases.bisect import COMMIT_KEY
+from agent.runner import Runner
+from agent.state import InvestigationState, RangeState, Variant
+from tools.secrets import mask
+
+RANGE_BAD = "range-bad"
+
+
+def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) -> bool:
+    """The state re-based on the first bad commit (False, and the range as it was, when its
+    diff holds no candidate)."""
+    b = state.bisection
+    assert b is not None and b.done and not b.narrowed
+    low, high = b.parent, b.first_bad
+    cands = runner.narrowed(low.sha or "HEAD", high.sha)
+    if not cands.candidates:
+        log("plan", "thought", f"{_span(b)} changes nothing a state can hold: searched as a whole")
+        return False
+    _rekey_end(state, state.good_key, b.states[0], f"good {b.range_good_sha[:8]}")
+    _rekey_end(state, state.bad_key, b.states[-1], "bad (the range's end)", RANGE_BAD)
+    good_launches = _take(state, low)
+    bad_launches = _take(state, high)
+    state.candidates = mask(cands).candidates
+    state.good_sha = cands.good_sha
+    state.hypotheses, state.dropped, state.links = {}, [], []
+    state.tasks, state.findings, state.confirmation = [], [], None
+    new_good = ensure_config(state, set())
+    new_bad = ensure_config(state, all_ids(state))
+    new_good.launches, new_bad.launches = good_launches, bad_launches
+    new_good.label, new_bad.label = f"good ({_short(low)})", f"bad ({_short(high)})"
+    state.good_key, state.bad_key = new_good.key, new_bad.key
+    low.key, high.key = new_good.key, new_bad.key
+    b.narrowed = True
+    state.since_reference = 0  # both new references were measured by the bisection itself
+    log(
+        "plan",
+        "thought",
+        f"searching inside {_span(b)}: {len(state.candidates)} hunk(s), reverted on its tree "
+        "and applied on its parent's",
+    )
+    return True
+
+
+def _short(s: RangeState) -> str:
+    return "the uncommitted changes" if s.sha is None else s.sha[:8]
+
+
+def _span(b) -> str:
+    skipped = b.skipped_between()
+    if skipped:
+        return f"{_short(b.parent)}..{_short(b.first_bad)} ({len(skipped) + 1} commits)"
+    return f"the first bad commit {_short(b.first_bad)}"
+
+
+def _rekey_end(
+    state: InvestigationState, key: str, end: RangeState, label: str, new_key: str = ""
+) -> None:
+    """A reference of the whole range kept as the commit it is (its key frees the reference's)."""
+    config = state.configs.pop(key)
+    new_key = new_key or COMMIT_KEY + (end.sha or "")[:12]
+    state.configs[new_key] = Variant(
+        key=new_key,
+        label=label,
+        base="bad",
+        ids=[],
+        commit=end.sha or "worktree",
+        launches=config.launches,
+        failures=config.failures,
+    )
+    end.key = new_key
+
+
+def _take(state: InvestigationState, end: RangeState) -> list:
+    """The launches of one end of the narrowed range, moved to its new reference (counted once
+    in the noise)."""
+    config = state.configs.pop(end.key)
+    end.values = list(config.values)
+    return list(config.launches)

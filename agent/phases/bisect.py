@@ -1,0 +1,210 @@
+"""Bisect: the commits first, on real trees, as `git bisect run` does, but noise-aware.
+
+Where good..HEAD holds first-parent commits, each probe is the tree of one commit as its
+authors left it (a scratch worktree at that commit, launched as the bad side is), never a
+subset of hunks: a tree that existed builds and runs, and a commit that made lines slow is
+tested on its own even when its file was added earlier in the range. The working tree's
+uncommitted changes are one last "commit" on top.
+
+A probe is judged against the two references measured in calibration: at the good level (the
+first bad commit is later), at the bad level or part of the way (it is this one or earlier), or
+unclear, when it is launched again (a probe is replicated only while its result is in doubt).
+One that does not build, start or bench, or stays unclear after MAX_LAUNCHES_PER_CONFIG, is
+skipped, as `exit 125` is, and a neighbour tested instead. Probes halve the prior mass, not the
+count: a commit that touches only files no traced launch imported or opened weighs little, so
+it is tested last, never dropped. The result is the first bad commit with its parent measured
+good and itself bad; the search then goes on inside that commit alone (agent/narrow.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, replicate, request, unresolved
+from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
+from agent.stats import SEARCH_ALPHA
+
+LIGHT = 0.2  # the weight of a commit touching only files the traced launches never used
+COMMIT_KEY = "commit-"
+PART_WAY = "part of the way"
+
+
+def bisection_of(
+    state: InvestigationState, why_not: list[str], remote: bool = False
+) -> Bisection | None:
+    """The range's states, each with its config (made here for the commits in between), or
+    None (and why not, in `why_not`) when there is nothing to bisect."""
+    groups = state.commits
+    if not groups.commits:
+        return None
+    if remote:
+        why_not.append(
+            "the repository is on a node ([host]), read here through a mirror of its good "
+            "commit: the commits are searched as hunks"
+        )
+        return None
+    if not groups.from_good:
+        why_not.append("good is not an ancestor of HEAD: the commits are searched as hunks")
+        return None
+    if any(c.kind != "hunk" for c in state.candidates):
+        why_not.append(
+            "env or server-arg changes differ between the ends: the commits are searched as "
+            "hunks beside them"
+        )
+        return None
+    weights = _file_weights(state)
+    floor = min(weights.values())
+    states = [RangeState(sha=state.good_sha, subject="(good)", key=state.good_key, verdict="good")]
+    for commit in groups.commits:
+        files = commit.files
+        states.append(
+            RangeState(
+                sha=commit.sha,
+                subject=commit.subject,
+                author=commit.author,
+                date=commit.date,
+                weight=max((weights.get(f, weights[""]) for f in files), default=weights[""]),
+            )
+        )
+        states[-1].unused = bool(files) and all(weights.get(f, 1e300) <= floor for f in files)
+    if groups.uncommitted in groups.of.values():
+        states.append(RangeState(sha=None, subject="the uncommitted changes"))
+    states[-1].key, states[-1].verdict = state.bad_key, "bad"
+    if len(states) < 3:  # one step from good to bad: nothing to probe
+        return None
+    for probe in states[1:-1]:
+        assert probe.sha is not None
+        probe.key = COMMIT_KEY + probe.sha[:12]
+        state.configs.setdefault(
+            probe.key,
+            Variant(
+                key=probe.key,
+                label=f"commit {probe.sha[:8]}",
+                base="bad",
+                ids=[],
+                commit=probe.sha,
+            ),
+        )
+    return Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+
+
+def _file_weights(state: InvestigationState) -> dict[str, float]:
+    """Each changed file's weight: the highest prior of its hunks still suspected, or LIGHT of
+    the lowest prior when all of them were dropped on evidence. A file no candidate names (one
+    changed and changed back inside the range) is not here: it weighs the median prior."""
+    priors: dict[str, list[float]] = {}
+    for c in state.candidates:
+        h = state.hypotheses.get(c.id)
+        if c.file is not None and h is not None:
+            priors.setdefault(c.file, []).append(h.prior if h.status != "dropped" else 0.0)
+    kept = sorted(p for ps in priors.values() for p in ps if p > 0) or [1.0]
+    floor = LIGHT * kept[0]
+    return {f: max(max(ps), floor) for f, ps in priors.items()} | {"": kept[len(kept) // 2]}
+
+
+def start(state: InvestigationState) -> None:
+    """The bisection was laid out with the hypotheses (it needs the repository)."""
+
+
+def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:
+    b = state.bisection
+    if b is None or b.done or b.narrowed:
+        return None
+    while (probe := _probe(b)) is not None:
+        verdict, why = _judge(state, b.states[probe])
+        if verdict == "more":
+            config = state.configs[b.states[probe].key]
+            label = f"{config.label} {b.states[probe].subject!r}"
+            if not config.values:
+                return request(state, config.key, f"bisect: the tree of {label}")
+            return replicate(state, config.key, f"bisect: {label} again ({why})")
+        here = b.states[probe]
+        here.verdict, here.why = verdict, why  # type: ignore[assignment]
+        here.partial = why.startswith(PART_WAY)
+        here.values = list(state.configs[here.key].values)
+        if verdict == "good":
+            b.low = probe
+        elif verdict == "bad":
+            b.high = probe
+    b.done = True
+    return None
+
+
+def _probe(b: Bisection) -> int | None:
+    """The state between the latest good and the earliest bad that halves the prior mass of
+    the candidates for the first bad commit; None when none is left to test."""
+    inner = [i for i in range(b.low + 1, b.high) if b.states[i].verdict != "skipped"]
+    if not inner:
+        return None
+    mass = {i: b.states[i].weight for i in range(b.low + 1, b.high + 1)}
+    total = sum(mass.values())
+
+    def imbalance(m: int) -> tuple[float, int]:
+        below = sum(w for i, w in mass.items() if i <= m)
+        middle = (b.low + b.high) / 2
+        return abs(2 * below - total), int(abs(m - middle) * 2)  # ties: the middle
+
+    return min(inner, key=imbalance)
+
+
+def _judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
+    """ "good", "bad", "skipped" or "more" (another launch), and why."""
+    config = state.configs[probe.key]
+    if config.failures and not config.values or unresolved(config):
+        # a launch already starts a server twice: a commit whose tree failed is skipped, as
+        # `git bisect run` skips on exit 125, and a neighbour tested instead
+        failure = config.failures[-1]
+        return "skipped", f"does not run ({failure.stage}: {failure.error})"
+    if not config.values:
+        return "more", "not measured"
+    score = between(state, probe.key, state.bad_key, state.good_key, alpha=SEARCH_ALPHA)
+    share = f"restores {score.r:.0%} of the gap"
+    if score.verdict == "restored":
+        return "good", f"at the good level ({share}, p = {score.p_vs_bad:.2g} against bad)"
+    if score.verdict == "none":
+        return "bad", f"at the bad level ({share}, p = {score.p_vs_good:.2g} against good)"
+    if score.verdict == "partial":
+        return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
+    if len(config.values) >= MAX_LAUNCHES_PER_CONFIG:
+        return "skipped", f"cannot be told from either end after {len(config.values)} launches"
+    return "more", f"unclear on {len(config.values)} launch(es): {share}"
+
+
+def advance(state: InvestigationState, log: Callable[..., None]) -> None:
+    """The first bad commit, then its hunks alone (hypothesize again), or straight to the
+    search when the bisection narrowed nothing."""
+    b = state.bisection
+    state.phase = "search"
+    if b is None or b.narrowed:
+        return
+    for line in result_lines(b):
+        log("plan", "verdict", line)
+    state.notes.append(result_lines(b)[0])
+    if (b.low, b.high) == (0, len(b.states) - 1):
+        return
+    if b.first_bad.partial:  # more causes after it: searched over the whole range, by hunk
+        state.notes.append(
+            f"{name(b.first_bad)[:12]} holds only part of the gap ({b.first_bad.why}): the "
+            "rest lies in later commits, so the whole range is searched by hunk, commits first"
+        )
+        log("plan", "thought", state.notes[-1])
+        return
+    state.phase = "hypothesize"  # the first bad commit's own hunks (agent/narrow.py)
+
+
+def name(s: RangeState) -> str:
+    return "the uncommitted changes" if s.sha is None else s.sha
+
+
+def result_lines(b: Bisection) -> list[str]:
+    """What git bisect would print, and which commits could not be judged."""
+    bad, skipped = b.first_bad, b.skipped_between()
+    if skipped:
+        could = ", ".join(name(s)[:12] for s in [*skipped, bad])
+        first = (
+            f"only skipped commits are left to test: the first bad commit could be any of "
+            f"{could} (searched together, by hunk)"
+        )
+    else:
+        first = f"{name(bad)} is the first bad commit"
+    return [first, f"{name(b.parent)[:12]} (its parent) measured good; {bad.why or 'the bad end'}"]

@@ -1,0 +1,102 @@
+"""The bisection in the result and in report.md: git bisect's own words first (the first bad
+commit, its author, date and PR), then every state of the range it tested."""
+
+from __future__ import annotations
+
+import contextlib
+
+import git
+
+from agent.result import BisectionResult, InvestigationResult, TestedState
+from agent.state import InvestigationState, RangeState
+from agent.stats import level
+from tools.repo.commit_of import commit_info
+
+
+def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResult | None:
+    b = state.bisection
+    if b is None or not b.done:
+        return None
+    first = None
+    if b.first_bad.sha is not None:
+        with contextlib.suppress(ValueError, git.GitCommandError):
+            first = commit_info(repo, b.first_bad.sha)
+    return BisectionResult(
+        first_bad=first,
+        parent=b.parent.sha or "",
+        could_be=[s.sha or "the uncommitted changes" for s in b.skipped_between()],
+        tested=[
+            TestedState(
+                sha=s.sha,
+                subject=s.subject,
+                verdict=s.verdict,
+                why=s.why,
+                values=_values(state, s),
+            )
+            for s in b.states
+            if s.verdict
+        ],
+        range_share=_range_share(state),
+    )
+
+
+def _values(state: InvestigationState, s: RangeState) -> list[float]:
+    config = state.configs.get(s.key)
+    return list(config.values) if config is not None and config.values else list(s.values)
+
+
+def _range_share(state: InvestigationState) -> float | None:
+    """(level(first bad) - level(parent)) / (level(range's bad) - level(range's good))."""
+    b = state.bisection
+    assert b is not None
+    ends = [_values(state, s) for s in (b.states[0], b.states[-1], b.parent, b.first_bad)]
+    if not all(ends):
+        return None
+    good, bad, parent, first = (level(v) for v in ends)
+    return (first - parent) / (bad - good) if bad != good else None
+
+
+def bisection_lines(r: InvestigationResult) -> list[str]:
+    """The section report.md opens with on a bisected range."""
+    b = r.bisection
+    if b is None:
+        return []
+    lines = ["## First bad commit", "", "```"]
+    if b.could_be:
+        lines.append("There are only 'skip'ped commits left to test.")
+        lines.append("The first bad commit could be any of:")
+        lines += [*b.could_be, _sha(b)]
+    else:
+        lines.append(f"{_sha(b)} is the first bad commit")
+    if b.first_bad is not None:
+        c = b.first_bad
+        lines += [
+            f"commit {c.sha}",
+            f"Author: {c.author}",
+            f"Date:   {c.date}",
+            "",
+            f"    {c.subject}",
+        ]
+    lines += ["```", ""]
+    if b.first_bad is not None and b.first_bad.pr:
+        lines += [f"Pull request: #{b.first_bad.pr}", ""]
+    if b.range_share is not None:
+        lines += [
+            f"The step from its parent `{b.parent[:12]}` to it holds {b.range_share:.0%} of the "
+            "whole range's gap (log scale).",
+            "",
+        ]
+    lines += ["| state | subject | verdict | values | why |", "| --- | --- | --- | --- | --- |"]
+    for t in b.tested:
+        values = ", ".join(f"{v:.3g}" for v in t.values) or "-"
+        name = "working tree" if t.sha is None else f"`{t.sha[:10]}`"
+        lines.append(f"| {name} | {_cell(t.subject)} | {t.verdict} | {values} | {_cell(t.why)} |")
+    return [*lines, ""]
+
+
+def _sha(b: BisectionResult) -> str:
+    return b.first_bad.sha if b.first_bad is not None else "the uncommitted changes"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")

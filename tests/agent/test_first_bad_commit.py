@@ -1,0 +1,120 @@
+"""The commits first, on real trees: a real git history, a real bench process, the first bad
+commit found as git bisect finds it, then its hunks alone.
+
+The shape that went wrong on real projects: the culprit's lines sit in a file added earlier in
+the range, so against the good ref they form one hunk spanning two commits; and a test file
+the culprit commit also touches, linked to the culprit by a name, is never imported."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import git
+
+from tests.tools.work_library import BENCH, config, investigate
+
+CORE = textwrap.dedent("""\
+    import time
+
+
+    def work() -> None:
+        time.sleep(0.001)
+""")
+CORE_WITH_CACHE = textwrap.dedent("""\
+    import time
+
+    from mylib.cache import lookup
+
+
+    def work() -> None:
+        time.sleep(0.001)
+        lookup("key")
+""")
+CACHE = textwrap.dedent("""\
+    def lookup(key: str) -> str:
+        return key
+""")
+SLOW_CACHE = textwrap.dedent("""\
+    import time
+
+    DELAY_S = 0.02
+
+
+    def lookup(key: str) -> str:
+        time.sleep(DELAY_S)  # "warm the cache"
+        return key
+""")
+TEST_CACHE = textwrap.dedent("""\
+    from mylib.cache import DELAY_S, lookup
+
+
+    def test_lookup() -> None:
+        assert DELAY_S > 0 and lookup("a") == "a"
+""")
+
+
+def _commit(repo: git.Repo, files: dict[str, str], subject: str) -> str:
+    root = Path(str(repo.working_tree_dir))
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    repo.git.add("-A")
+    repo.git.commit("-q", "-m", subject)
+    return repo.head.commit.hexsha
+
+
+def _history(root: Path) -> str:
+    """Ten commits after the good tag; the seventh makes `lookup` slow. Returns its sha."""
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Dev")
+        cw.set_value("user", "email", "dev@example.invalid")
+    (root / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
+    (root / ".gitignore").write_text("debug-agent.toml\n")
+    _commit(repo, {"mylib/__init__.py": "", "mylib/core.py": CORE, "bench.py": BENCH}, "v1")
+    repo.create_tag("good")
+    _commit(repo, {"README.md": "mylib\n"}, "Add a README (#1)")
+    _commit(repo, {"mylib/cache.py": CACHE}, "Add a cache module (#2)")
+    _commit(repo, {"mylib/core.py": CORE_WITH_CACHE}, "Look keys up in the cache (#3)")
+    _commit(repo, {"README.md": "mylib: a library\n"}, "README: say what it is (#4)")
+    _commit(repo, {"docs/usage.md": "call work()\n"}, "Docs: usage (#5)")
+    _commit(repo, {"CHANGELOG.md": "- cache\n"}, "Changelog (#6)")
+    culprit = _commit(
+        repo,
+        {"mylib/cache.py": SLOW_CACHE, "tests/test_cache.py": TEST_CACHE},
+        "Warm the cache on lookup (#7)",
+    )
+    _commit(repo, {"CHANGELOG.md": "- cache\n- warm cache\n"}, "Changelog (#8)")
+    _commit(repo, {"docs/usage.md": "call work() often\n"}, "Docs: more usage (#9)")
+    _commit(repo, {"README.md": "mylib: a small library\n"}, "README: small (#10)")
+    return culprit
+
+
+def test_the_first_bad_commit_is_found_on_real_trees_then_its_hunk(tmp_path: Path) -> None:
+    culprit = _history(tmp_path)
+    result = investigate(tmp_path, "work_ms 21 (was 1)")
+
+    assert result["status"] == "confirmed", result["notes"]
+    bisection = result["bisection"]
+    assert bisection["first_bad"]["sha"] == culprit
+    assert bisection["first_bad"]["pr"] == 7
+    tested = {t["sha"]: t["verdict"] for t in bisection["tested"]}
+    assert tested[culprit] == "bad"
+    assert tested[bisection["parent"]] == "good"
+    # the hunk of that commit alone: the delay, not the file the range added around it
+    [culprit_hunk] = result["culprits"]
+    assert culprit_hunk["file"] == "mylib/cache.py"
+    assert "DELAY_S" in culprit_hunk["diff"]
+    assert culprit_hunk["commit"]["sha"] == culprit
+    # linked to the culprit by a name, never imported: carried, never a cause
+    dropped = {d["candidate"]: d for d in result["dropped"]}
+    [test_file] = [d for d in dropped.values() if "never imported" in d["reason"]]
+    assert test_file["file"] == "tests/test_cache.py"
+    assert any(e.startswith(f"carried with {culprit_hunk['id']}") for e in test_file["evidence"])
+    assert all(c["file"] != "tests/test_cache.py" for c in result["culprits"])
+    report = (Path(result["session_dir"]) / "report.md").read_text()
+    assert report.index(f"{culprit} is the first bad commit") < report.index("Symptom")
+    # the ten commits cost about what git bisect run spends (4 probes and its 2 ends), plus
+    # the replicated references and the two-way confirmation
+    assert result["launches"] <= 12, result["launches"]
