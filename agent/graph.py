@@ -2,11 +2,10 @@
 
     gather -> hypothesize -> plan -> experiment -> judge -> plan -> ... -> report
 
-On a commit range the first rounds bisect the commits on their own trees; once the first bad
-commit is known, hypothesize runs again on that commit's hunks alone and the plan goes on.
 `plan` asks the phases (agent.phases) for the next launch, and with [cluster] slots for a round
-of launches useful together (agent.rounds); `experiment` makes them; `judge` scores them. The
-nodes get the runner, transcript, repository and reasoner from LangGraph's runtime context;
+of launches useful together (agent.rounds); `experiment` makes them; `judge` scores them. On a
+commit range plan bisects the commits first; hypothesize then sees the first bad one's hunks.
+The nodes get the runner, transcript, repository and reasoner from LangGraph's runtime context;
 each works on a copy of the state (a node killed half-way re-runs from its top).
 """
 
@@ -20,11 +19,10 @@ from agent.disturbed import set_aside_disturbed
 from agent.gather import facts_from, measured_elsewhere
 from agent.hypothesize import hypothesize as hypotheses_of
 from agent.levels import update_levels
-from agent.llm.claims import apply_rankings
+from agent.llm.claims import rank_with
 from agent.llm.reasoner import LLMReasoner
-from agent.narrow import narrow
+from agent.narrow import lay_out, narrow
 from agent.phases import lines
-from agent.phases.bisect import bisection_of
 from agent.phases.launches import launch_traced, record_experiment, references
 from agent.report import finish
 from agent.rounds import plan_round
@@ -68,8 +66,7 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     if not launched:  # the working tree cannot be rebuilt, or a reference cannot run
         s.status, s.phase = "error", "report"
         return dict(s)
-    bad, good = launched
-    s.facts = facts_from(bad, node_gpu=bad.gpu, good=good)
+    s.facts = facts_from(launched[0], node_gpu=launched[0].gpu, good=launched[1])
     lines.described(s, ctx.log)
     s.phase = "hypothesize"
     lines.stop_if(s, measured_elsewhere(s), ctx.log)  # no configuration would run as built
@@ -77,21 +74,12 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
 
 
 def hypothesize(state: InvestigationState, runtime: Runtime[Context]) -> dict:
-    """Every candidate a hypothesis; on a range, the commits laid out for the bisection; after
-    it, the first bad commit's hunks in their place."""
+    """Every candidate a hypothesis (after a bisection: the first bad commit's hunks)."""
     ctx, s = runtime.context, state.model_copy(deep=True)
-    b = s.bisection
-    if b is not None and b.done and not b.narrowed and not narrow(s, ctx.runner, ctx.log):
-        s.phase = "search"  # the first bad commit changes nothing a state holds: the range
-        return dict(s)
+    narrow(s, ctx.runner, ctx.log)  # after the bisection only
     lines.hypotheses(s, hypotheses_of(s, ctx.repo), ctx.log)
-    if s.bisection is None:
-        why_not: list[str] = []
-        s.bisection = bisection_of(s, why_not, remote=ctx.runner.config.host is not None)
-        lines.bisection(s, why_not, ctx.log)
-    if ctx.reasoner is not None:
-        apply_rankings(s, ctx.reasoner.rank(s), ctx.log)
-        s.llm = {"model": ctx.reasoner.model.name, **ctx.reasoner.usage.model_dump()}
+    lay_out(s, ctx.runner.config.host is not None, ctx.log)  # before it only
+    rank_with(ctx.reasoner, s, ctx.log)  # the LLM reasoner's priors, when there is one
     lines.kept(s, ctx.log)
     s.phase = "calibrate"
     return dict(s)
@@ -140,9 +128,7 @@ def report(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     return dict(s)
 
 
-def route(state: InvestigationState) -> str:
-    """After gather: hypothesize (the report, if a reference cannot run); after plan: the
-    launch it asks for, hypothesize (the first bad commit's hunks), or the report."""
+def route(state: InvestigationState) -> str:  # after gather and plan
     if state.pending:
         return "experiment"
     return "hypothesize" if state.phase == "hypothesize" else "report"

@@ -1,4 +1,5 @@
-"""After the bisection: the investigation goes on inside the first bad commit alone.
+"""The commit level's two turns: the bisection laid out with the hypotheses, and after it the
+investigation going on inside the first bad commit alone.
 
 Its parent's tree becomes the good reference and its own tree the bad one, each with the
 launches the bisection made of it; the candidates become the hunks of `diff parent commit`
@@ -12,26 +13,39 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.levels import all_ids, ensure_config
-from agent.phases.bisect import COMMIT_KEY
+from agent.phases import lines
+from agent.phases.bisect import COMMIT_KEY, bisection_of
 from agent.runner import Runner
-from agent.state import InvestigationState, RangeState, Variant
+from agent.state import InvestigationState, RangeState
 from tools.secrets import mask
 
 RANGE_BAD = "range-bad"
 
 
-def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) -> bool:
-    """The state re-based on the first bad commit (False, and the range as it was, when its
-    diff holds no candidate)."""
+def lay_out(state: InvestigationState, remote: bool, log: Callable[..., None]) -> None:
+    """The bisection, once, with the hypotheses (its weights are their priors)."""
+    if state.bisection is None:
+        why_not: list[str] = []
+        state.bisection = bisection_of(state, why_not, remote)
+        lines.bisection(state, why_not, log)
+
+
+def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) -> None:
+    """Once the bisection named the first bad commit: the state re-based on it (or, when its
+    diff holds no candidate, the range searched as a whole)."""
     b = state.bisection
-    assert b is not None and b.done and not b.narrowed
+    if b is None or not b.done or b.narrowed or b.whole:
+        return
     low, high = b.parent, b.first_bad
     cands = runner.narrowed(low.sha or "HEAD", high.sha)
     if not cands.candidates:
+        b.whole = True
         log("plan", "thought", f"{_span(b)} changes nothing a state can hold: searched as a whole")
-        return False
-    _rekey_end(state, state.good_key, b.states[0], f"good {b.range_good_sha[:8]}")
-    _rekey_end(state, state.bad_key, b.states[-1], "bad (the range's end)", RANGE_BAD)
+        return
+    _rekey_end(
+        state, state.good_key, COMMIT_KEY + b.range_good_sha[:12], f"good {b.range_good_sha[:8]}"
+    )
+    _rekey_end(state, state.bad_key, RANGE_BAD, "bad (the range's end)")
     good_launches = _take(state, low)
     bad_launches = _take(state, high)
     state.candidates = mask(cands).candidates
@@ -52,7 +66,6 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
         f"searching inside {_span(b)}: {len(state.candidates)} hunk(s), reverted on its tree "
         "and applied on its parent's",
     )
-    return True
 
 
 def _short(s: RangeState) -> str:
@@ -66,22 +79,16 @@ def _span(b) -> str:
     return f"the first bad commit {_short(b.first_bad)}"
 
 
-def _rekey_end(
-    state: InvestigationState, key: str, end: RangeState, label: str, new_key: str = ""
-) -> None:
-    """A reference of the whole range kept as the commit it is (its key frees the reference's)."""
+def _rekey_end(state: InvestigationState, key: str, new_key: str, label: str) -> None:
+    """A reference of the whole range kept as the state it is (its key frees the reference's)."""
     config = state.configs.pop(key)
-    new_key = new_key or COMMIT_KEY + (end.sha or "")[:12]
-    state.configs[new_key] = Variant(
-        key=new_key,
-        label=label,
-        base="bad",
-        ids=[],
-        commit=end.sha or "worktree",
-        launches=config.launches,
-        failures=config.failures,
+    state.configs[new_key] = config.model_copy(
+        update={"key": new_key, "label": label, "commit": config.commit or "range", "ids": []}
     )
-    end.key = new_key
+    assert state.bisection is not None
+    for s in state.bisection.everything:
+        if s.key == key:
+            s.key = new_key
 
 
 def _take(state: InvestigationState, end: RangeState) -> list:

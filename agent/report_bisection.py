@@ -33,7 +33,7 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
                 why=s.why,
                 values=_values(state, s),
             )
-            for s in b.states
+            for s in b.everything
             if s.verdict
         ],
         range_share=_range_share(state),
@@ -49,7 +49,8 @@ def _range_share(state: InvestigationState) -> float | None:
     """(level(first bad) - level(parent)) / (level(range's bad) - level(range's good))."""
     b = state.bisection
     assert b is not None
-    ends = [_values(state, s) for s in (b.states[0], b.states[-1], b.parent, b.first_bad)]
+    line = b.mainline or b.states  # the first-parent line: its ends are the range's
+    ends = [_values(state, s) for s in (line[0], line[-1], b.parent, b.first_bad)]
     if not all(ends):
         return None
     good, bad, parent, first = (level(v) for v in ends)

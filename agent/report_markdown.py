@@ -125,8 +125,11 @@ def _reproduction_lines(r: InvestigationResult) -> list[str]:
     if rep is None:
         return []
     was = f" (was {rep.symptom_good:g})" if rep.symptom_good else ""
+    verdict = "passed" if rep.passed else "failed"
+    if not rep.passed and not rep.good_already_regressed and r.status != "not_reproduced":
+        verdict = "measured at other numbers than the symptom's (another machine or load?)"
     head = (
-        f"Reproduction check: {'passed' if rep.passed else 'failed'}: bad {rep.bad:.3g}, "
+        f"Reproduction check: {verdict}: bad {rep.bad:.3g}, "
         f"good {rep.good:.3g} as measured; the symptom says {rep.symptom_bad:g}{was}. "
         f"Workload: {rep.workload}."
     )

@@ -80,6 +80,11 @@ def describe(r: Reproduction) -> str:
             f"the good reference is already regressed: it measures {r.good:.3g}, at the "
             f"symptom's bad level ({r.symptom_bad:g}) rather than its {r.symptom_good:g}"
         )
+    if not r.good_already_regressed and r.bad != r.good:
+        return (
+            f"the regression is here at other numbers: {'; '.join(parts)} (another machine or "
+            f"load?) ({r.workload})"
+        )
     return f"the bench does not measure what the symptom describes: {'; '.join(parts)} " + (
         f"({r.workload})"
     )

@@ -67,8 +67,9 @@ class Runner:
             repo = open_repo(repo_dir)
             own = own_paths(Path(str(repo.working_tree_dir)), config_dir)
             cands = commit_changes(repo, low, high, own)
-        self.target = Target(config, config_dir, cands)
-        self._narrowed_to = (low, high)
+        if cands.candidates:  # none: the range stays the target, searched as a whole
+            self.target = Target(config, config_dir, cands)
+            self._narrowed_to = (low, high)
         return cands
 
     def follow(self, state: InvestigationState) -> None:

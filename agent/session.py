@@ -163,6 +163,7 @@ class Session:
             worse="higher" if symptom.direction == "lower" else "lower",
             max_launches=max_launches or config.budget.max_launches,
             min_share=config.judge.min_share,
+            launch_words=launch_words(config),
             deadline=time.time() + 60 * (max_minutes or config.budget.max_minutes),
             workload=config.bench.workload(),
         )
@@ -271,6 +272,12 @@ def _target(target_dir: Path, good: str | None) -> tuple[TargetConfig, Candidate
     return config, cands
 
 
+def launch_words(config: TargetConfig) -> str:
+    """How one launch's value is made, in words: "median of {n} requests"."""
+    of = "fastest" if config.bench.per_launch == "best" else "median"
+    return f"{of} of {{n}} " + ("samples" if config.bench.kind == "command" else "requests")
+
+
 def _header(
     session_id: str,
     symptom: Symptom,
@@ -284,7 +291,10 @@ def _header(
         "session": session_id,
         "symptom": symptom.model_dump(),
         "target": {"repo": cands.repo, "good": config.target.good, "good_sha": cands.good_sha},
-        "config": config.model_dump(),
+        # a library target has no server: no ready path or start time-out to speak of
+        "config": config.model_dump(
+            exclude={"launch": {"command", "ready", "timeout_s"}} if config.bench_only else None
+        ),
         "lab": lab,
         "reasoner": f"llm ({options.model})" if options.enabled else "rules",
         "versions": {

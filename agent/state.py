@@ -157,6 +157,10 @@ class RangeState(BaseModel):
     weight: float = 1.0  # its prior: the highest of the suspected hunks in the files it touches
     unused: bool = False  # it touches only files no traced launch used: weighed light
     partial: bool = False  # judged bad, but short of the bad end: later commits hold the rest
+    # a merge: its base and the commits of its second parent, where the bisection goes on
+    # when the merge is the first bad commit and its second parent is bad too
+    merge_base: str = ""
+    side: list[RangeState] = Field(default_factory=list)
 
 
 class Bisection(BaseModel):
@@ -167,7 +171,10 @@ class Bisection(BaseModel):
     high: int = 0  # the earliest state judged bad
     done: bool = False
     narrowed: bool = False  # the candidates are now the first bad commit's own hunks
+    whole: bool = False  # not narrowed: the range's candidates are searched as they are
     range_good_sha: str = ""  # the investigation's good commit (good_sha moves to the parent)
+    merge: str = ""  # the merge whose second parent was looked into (once)
+    mainline: list[RangeState] = Field(default_factory=list)  # the first-parent states, once left
 
     @property
     def first_bad(self) -> RangeState:
@@ -176,6 +183,11 @@ class Bisection(BaseModel):
     @property
     def parent(self) -> RangeState:
         return self.states[self.low]
+
+    @property
+    def everything(self) -> list[RangeState]:
+        """Every state in the order tested: the first-parent line, then a merge's side."""
+        return [*self.mainline, *self.states]
 
     def skipped_between(self) -> list[RangeState]:
         return [s for s in self.states[self.low + 1 : self.high] if s.verdict == "skipped"]
@@ -191,6 +203,7 @@ class InvestigationState(BaseModel):
     max_launches: int
     deadline: float  # time.time() by which to stop
     min_share: float = 0.05  # [judge]: a culprit's share, at the low end of its interval
+    launch_words: str = "median of {n} requests"  # how a launch's value is made, in words
     workload: str = ""  # what the bench measures, in words (the reproduction check quotes it)
     reproduction: ReproductionResult | None = None  # the references beside the symptom's numbers
     phase: Phase = "gather"

@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.levels import between, held
-from agent.llm.reasoner import Ranking
+from agent.llm.reasoner import LLMReasoner, Ranking
 from agent.shares import restored_share
 from agent.state import Claim, InvestigationState
 
 CLAIM_WEIGHT = 8  # a weight this high is the model asserting a cause
+
+
+def rank_with(
+    reasoner: LLMReasoner | None, state: InvestigationState, log: Callable[..., None]
+) -> None:
+    """The model's rankings on the priors, and what it cost so far (no reasoner: nothing)."""
+    if reasoner is not None:
+        apply_rankings(state, reasoner.rank(state), log)
+        state.llm = {"model": reasoner.model.name, **reasoner.usage.model_dump()}
 
 
 def apply_rankings(

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, replicate, request, unresolved
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
 from agent.stats import SEARCH_ALPHA
+from tools.repo.commit_groups import RangeCommit
+from tools.repo.merge_sides import SideCommit
 
 LIGHT = 0.2  # the weight of a commit touching only files the traced launches never used
 COMMIT_KEY = "commit-"
@@ -56,36 +58,41 @@ def bisection_of(
     floor = min(weights.values())
     states = [RangeState(sha=state.good_sha, subject="(good)", key=state.good_key, verdict="good")]
     for commit in groups.commits:
-        files = commit.files
-        states.append(
-            RangeState(
-                sha=commit.sha,
-                subject=commit.subject,
-                author=commit.author,
-                date=commit.date,
-                weight=max((weights.get(f, weights[""]) for f in files), default=weights[""]),
-            )
-        )
-        states[-1].unused = bool(files) and all(weights.get(f, 1e300) <= floor for f in files)
+        states.append(_range_state(commit, weights, floor))
+        states[-1].merge_base = commit.merge_base
+        states[-1].side = [_range_state(side, weights, floor) for side in commit.side]
     if groups.uncommitted in groups.of.values():
         states.append(RangeState(sha=None, subject="the uncommitted changes"))
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
     for probe in states[1:-1]:
-        assert probe.sha is not None
-        probe.key = COMMIT_KEY + probe.sha[:12]
-        state.configs.setdefault(
-            probe.key,
-            Variant(
-                key=probe.key,
-                label=f"commit {probe.sha[:8]}",
-                base="bad",
-                ids=[],
-                commit=probe.sha,
-            ),
-        )
+        _commit_config(state, probe)
     return Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+
+
+def _range_state(
+    commit: RangeCommit | SideCommit, weights: dict[str, float], floor: float
+) -> RangeState:
+    files = commit.files
+    return RangeState(
+        sha=commit.sha,
+        subject=commit.subject,
+        author=commit.author,
+        date=commit.date,
+        weight=max((weights.get(f, weights[""]) for f in files), default=weights[""]),
+        unused=bool(files) and all(weights.get(f, 1e300) <= floor for f in files),
+    )
+
+
+def _commit_config(state: InvestigationState, probe: RangeState) -> None:
+    """The config launching the commit's tree as it is (made once)."""
+    assert probe.sha is not None
+    probe.key = COMMIT_KEY + probe.sha[:12]
+    label = f"commit {probe.sha[:8]}"
+    state.configs.setdefault(
+        probe.key, Variant(key=probe.key, label=label, base="bad", ids=[], commit=probe.sha)
+    )
 
 
 def _file_weights(state: InvestigationState) -> dict[str, float]:
@@ -110,23 +117,50 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
     b = state.bisection
     if b is None or b.done or b.narrowed:
         return None
-    while (probe := _probe(b)) is not None:
-        verdict, why = _judge(state, b.states[probe])
-        if verdict == "more":
-            config = state.configs[b.states[probe].key]
-            label = f"{config.label} {b.states[probe].subject!r}"
-            if not config.values:
-                return request(state, config.key, f"bisect: the tree of {label}")
-            return replicate(state, config.key, f"bisect: {label} again ({why})")
-        here = b.states[probe]
-        here.verdict, here.why = verdict, why  # type: ignore[assignment]
-        here.partial = why.startswith(PART_WAY)
-        here.values = list(state.configs[here.key].values)
-        if verdict == "good":
-            b.low = probe
-        elif verdict == "bad":
-            b.high = probe
+    while True:
+        while (probe := _probe(b)) is not None:
+            if (more := _test(state, b.states[probe])) is not None:
+                return more
+            if b.states[probe].verdict == "good":
+                b.low = probe
+            elif b.states[probe].verdict == "bad":
+                b.high = probe
+        merge = b.states[b.high]
+        if not merge.side or b.merge:  # not a merge, or its side was looked into
+            break
+        tip = merge.side[-1]  # the second parent: is the regression on the side line?
+        _commit_config(state, tip)
+        if (more := _test(state, tip)) is not None:
+            return more
+        b.merge = merge.sha or ""
+        if tip.verdict != "bad":  # the merge itself made it (a conflict resolved, say)
+            break
+        base = RangeState(
+            sha=merge.merge_base,
+            subject="(the merge base)",
+            verdict="good",
+            why="an ancestor of the good first parent",
+        )
+        for here in (base, *merge.side):
+            _commit_config(state, here)
+        b.mainline, b.states = b.states, [base, *merge.side]
+        b.low, b.high = 0, len(b.states) - 1
     b.done = True
+    return None
+
+
+def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
+    """A launch of `here` while its verdict is open; else its verdict, recorded."""
+    verdict, why = _judge(state, here)
+    if verdict == "more":
+        config = state.configs[here.key]
+        label = f"{config.label} {here.subject!r}"
+        if not config.values:
+            return request(state, config.key, f"bisect: the tree of {label}")
+        return replicate(state, config.key, f"bisect: {label} again ({why})")
+    here.verdict, here.why = verdict, why  # type: ignore[assignment]
+    here.partial = why.startswith(PART_WAY)
+    here.values = list(state.configs[here.key].values)
     return None
 
 
@@ -175,7 +209,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     search when the bisection narrowed nothing."""
     b = state.bisection
     state.phase = "search"
-    if b is None or b.narrowed:
+    if b is None or b.narrowed or b.whole:
         return
     for line in result_lines(b):
         log("plan", "verdict", line)

@@ -28,6 +28,7 @@ from agent.levels import (
     unresolved,
 )
 from agent.phases.inseparable import cannot_run, say_inseparable
+from agent.phases.negligible import set_aside_negligible
 from agent.phases.remainder import (
     back_to,
     remainder_p,
@@ -35,7 +36,7 @@ from agent.phases.remainder import (
     search_partner,
     search_the_rest,
 )
-from agent.shares import contrast_share, restored_share, share_between
+from agent.shares import contrast_share, restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
 
@@ -181,7 +182,7 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
             continue
         # still undecided: its effect in the bad state's context too (the two contexts are
         # judged as one contrast), each measured as often as the other, up to the cap
-        context = state.configs[_context_key(state, conf, first)]
+        context = state.configs[context_key(state, conf, first)]
         more = [
             c
             for c in (without, context)
@@ -207,21 +208,7 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
 UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
 
 
-def group_share(
-    state: InvestigationState, conf: Confirmation, first: str
-) -> tuple[float, float, float] | None:
-    """A group's share of the gap with its 95 % interval: what the set loses without it, over
-    both contexts once both are measured."""
-    without = state.configs[conf.drop_keys[first]]
-    context = state.configs[_context_key(state, conf, first)]
-    revert = state.configs[conf.revert_key]
-    if context.values and revert.values:
-        holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
-        return contrast_share(state, [(holding, without.values), (context.values, revert.values)])
-    return share_between(state, conf.apply_key, without.key)
-
-
-def _context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
+def context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
     """The bad state with the rest of the set reverted: the group, alone of the set, in the
     bad state's context (against the revert of the whole set, it differs by the group only)."""
     rest = set(conf.culprits) - set(conf.groups[first])
@@ -242,7 +229,7 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
     if unresolved(without) or not without.values:
         return None
     alpha = ALPHA / len(conf.drop_keys)  # each group's test among the set's: Bonferroni
-    context = state.configs[_context_key(state, conf, first)]
+    context = state.configs[context_key(state, conf, first)]
     revert = state.configs[conf.revert_key]
     if context.values and revert.values and not unresolved(context):
         holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
@@ -362,28 +349,9 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             "the regression on the good state"
         )
         return "search"  # the set shrinks every time: no round limit needed here
-    small = {
-        m: share
-        for first, need in needed.items()
-        if need and (share := group_share(state, conf, first)) and share[1] < state.min_share
-        for m in conf.groups[first]
-    }
-    if small:  # needed, but explaining too little to name: negligible, with its interval
-        conf.negligible |= {m: [round(v, 3) for v in share] for m, share in small.items()}
-        for m, share in small.items():
-            h = state.hypotheses[m]
-            h.status = "cleared"
-            h.evidence.append(
-                f"negligible: its share of the gap is {share[0]:.1%} [95 %: {share[1]:.1%} to "
-                f"{share[2]:.1%}], under the {state.min_share:.0%} a culprit must explain"
-            )
-        for finding in state.findings:
-            finding.ids = [cid for cid in finding.ids if cid not in small]
-        state.findings = [f for f in state.findings if f.ids]
-        state.notes.append(
-            f"{', '.join(small)} negligible: " + state.hypotheses[next(iter(small))].evidence[-1]
-        )
-        return "search"
+    contexts = {first: context_key(state, conf, first) for first in needed}
+    if set_aside_negligible(state, conf, needed, contexts):
+        return "search"  # the set shrinks to what explains the gap
     inseparable = [
         first
         for first, need in needed.items()

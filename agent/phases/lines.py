@@ -155,7 +155,7 @@ def launched(
         "experiment",
         "experiment",
         f"launch {state.launches}: {config.label}: {state.metric} "
-        f"{launch.value:.3g} {state.unit} (median of {len(launch.samples)} requests)",
+        f"{launch.value:.3g} {state.unit} ({state.launch_words.format(n=len(launch.samples))})",
         config=config.label,
         held=config.ids,
         base=config.base,

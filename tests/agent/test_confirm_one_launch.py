@@ -107,7 +107,7 @@ def test_an_undecided_member_is_measured_in_the_bad_context_and_judged_on_both()
     _measure(state, {"utils"}, [26.2, 28.8, 21.7, 23.2])  # without the smaller one: unclear
     assert confirm._needed(state, conf, "decoy") is None
     planned = confirm.plan(state)
-    context = confirm._context_key(state, conf, "decoy")  # bad - utils
+    context = confirm.context_key(state, conf, "decoy")  # bad - utils
     assert planned is not None and planned.key == context and "revert the others" in planned.why
     _measure(state, {"decoy", "other"}, [21.7, 22.4])  # the smaller cause alone: a clear share
     assert confirm._needed(state, conf, "decoy") is True

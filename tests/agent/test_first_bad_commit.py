@@ -118,3 +118,49 @@ def test_the_first_bad_commit_is_found_on_real_trees_then_its_hunk(tmp_path: Pat
     # the ten commits cost about what git bisect run spends (4 probes and its 2 ends), plus
     # the replicated references and the two-way confirmation
     assert result["launches"] <= 12, result["launches"]
+
+
+def _merged_history(root: Path) -> str:
+    """Pull requests merged with merge commits; the slow lookup arrives on a branch of three
+    commits, the second of them the culprit. Returns its sha."""
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Dev")
+        cw.set_value("user", "email", "dev@example.invalid")
+    (root / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
+    (root / ".gitignore").write_text("debug-agent.toml\n")
+    files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
+    _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
+    repo.create_tag("good")
+    culprit = ""
+    for pr in range(1, 7):
+        repo.git.checkout("-q", "-b", f"pr{pr}", "main")
+        if pr == 4:
+            _commit(repo, {"docs/cache.md": "a cache\n"}, "Docs for the warm cache")
+            culprit = _commit(repo, {"mylib/cache.py": SLOW_CACHE}, "Warm the cache on lookup")
+            _commit(repo, {"CHANGELOG.md": "- warm cache\n"}, "Changelog: warm cache")
+        else:
+            _commit(repo, {f"docs/page{pr}.md": f"page {pr}\n"}, f"Docs page {pr}")
+            _commit(repo, {f"docs/page{pr}.md": f"page {pr}, fixed\n"}, f"Docs page {pr}: fix")
+        repo.git.checkout("-q", "main")
+        _commit(repo, {f"notes/main{pr}.md": f"{pr}\n"}, f"Main work {pr}")  # a true merge
+        repo.git.merge(
+            "-q", "--no-ff", "-m", f"Merge pull request #{pr} from dev/pr{pr}", f"pr{pr}"
+        )
+    return culprit
+
+
+def test_a_merge_that_is_the_first_bad_commit_is_bisected_into_its_second_parent(
+    tmp_path: Path,
+) -> None:
+    culprit = _merged_history(tmp_path)
+    result = investigate(tmp_path, "work_ms 21 (was 1)")
+
+    assert result["status"] == "confirmed", result["notes"]
+    bisection = result["bisection"]
+    assert bisection["first_bad"]["sha"] == culprit
+    merge = git.Repo(tmp_path).git.log("--merges", "--grep", "#4", "--format=%H")
+    tested = {t["sha"]: t["verdict"] for t in bisection["tested"]}
+    assert tested[merge] == "bad" and tested[bisection["parent"]] == "good"
+    [hunk] = result["culprits"]
+    assert hunk["file"] == "mylib/cache.py" and hunk["commit"]["sha"] == culprit

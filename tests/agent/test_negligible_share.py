@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agent.levels import ensure_config
 from agent.phases import confirm
+from agent.phases.negligible import group_share
 from agent.state import Finding, Hypothesis, InvestigationState, Launch
 from tests.conftest import bare_state
 from tools.repo.candidates import Candidate
@@ -41,7 +42,7 @@ def test_a_one_percent_share_is_negligible_not_a_culprit() -> None:
     _measure(state, {"regex"}, [157.5, 157.8, 157.3, 157.6])  # good + regex: 99 % of the gap
     _measure(state, {"load"}, [10.2, 10.18, 10.22, 10.19])  # good + load: 1 % of it
     assert confirm._needed(state, conf, "load") is True  # measurable: it is not noise alone
-    share = confirm.group_share(state, conf, "load")
+    share = group_share(state, conf, "load", confirm.context_key(state, conf, "load"))
     assert share is not None and share[1] < state.min_share
 
     assert confirm.conclude(state) == "search"  # the set shrinks to what explains the gap

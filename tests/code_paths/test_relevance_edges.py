@@ -125,12 +125,16 @@ def test_what_a_kept_candidate_needs_is_kept_with_the_link_quoted(repo: Path) ->
     assert links_summary(state, examples=1) == [
         f"2 links between candidates that move together (e.g. {state.links[0].reason}; ...)"
     ]
-    kept = state.hypotheses[helpers]
-    assert kept.status == "open" and kept.evidence == [
-        "kept although file never imported (pkg/helpers.py was not imported by any of the 3 "
-        f"server processes (import trace of the bad state)): it moves with {api} ({calls})"
+    # links never override the trace: no process imported helpers.py, so it travels with its
+    # partner and is never a cause
+    carried = state.hypotheses[helpers]
+    assert carried.status == "dropped" and carried.carried_with == api
+    assert carried.evidence == [
+        "pkg/helpers.py was not imported by any of the 3 server processes (import trace of the "
+        "bad state)",
+        f"carried with {api} ({calls})",
     ]
-    assert {d.candidate for d in state.dropped} == {ids["pkg/unused.py"]}
+    assert {d.candidate for d in state.dropped} == {ids["pkg/unused.py"], helpers}
     assert state.hypotheses[ids["kernels/fast.cu"]].status == "open"
 
 

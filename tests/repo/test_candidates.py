@@ -10,7 +10,8 @@ import pytest
 from tests.conftest import make_repo, run_cli, sh
 from tools.config import TargetConfig
 from tools.errors import ToolError
-from tools.repo.candidates import config_candidates, hunk_candidates, open_repo
+from tools.repo.candidates import hunk_candidates, open_repo
+from tools.repo.config_candidates import config_candidates
 
 
 def test_seed_lab_diff_json_lists_the_story(seed_lab: Path) -> None:

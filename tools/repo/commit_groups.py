@@ -23,6 +23,7 @@ from unidiff.errors import UnidiffParseError
 
 from tools.repo.candidates import Candidate
 from tools.repo.git_names import unquote
+from tools.repo.merge_sides import SideCommit, side_commits
 
 _MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
 _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
@@ -34,6 +35,9 @@ class RangeCommit(BaseModel):
     author: str = ""
     date: str = ""  # the author date, ISO 8601
     files: list[str] = Field(default_factory=list)  # the paths its first-parent diff touches
+    # a merge: the base and the commits its second parent brought (oldest first)
+    merge_base: str = ""
+    side: list[SideCommit] = Field(default_factory=list)
 
 
 class CommitGroups(BaseModel):
@@ -128,7 +132,11 @@ def commit_groups(repo: git.Repo, good_sha: str, candidates: list[Candidate]) ->
         return CommitGroups()
     if not commits:
         return CommitGroups()
-    groups = CommitGroups(commits=commits, from_good=repo.is_ancestor(good_sha, "HEAD"))
+    groups = CommitGroups(
+        commits=commits, from_good=repo.is_ancestor(repo.commit(good_sha), repo.head.commit)
+    )
+    for commit in commits:
+        commit.merge_base, commit.side = side_commits(repo, commit.sha)
     for c in candidates:
         index = _place(c, lines, len(commits))
         if index is not None:

@@ -1,0 +1,47 @@
+"""The commits a merge brought in: its second parent's first-parent line since the merge base,
+oldest first (where git bisect goes when the merge is the first bad commit)."""
+
+from __future__ import annotations
+
+import git
+from pydantic import BaseModel, Field
+
+_MARK = "debug-agent-side "
+
+
+class SideCommit(BaseModel):
+    sha: str
+    subject: str
+    author: str = ""
+    date: str = ""
+    files: list[str] = Field(default_factory=list)
+
+
+def side_commits(repo: git.Repo, merge: str) -> tuple[str, list[SideCommit]]:
+    """(the merge base, the second parent's line after it); ("", []) for no merge."""
+    parents = repo.commit(merge).parents
+    if len(parents) < 2:
+        return "", []
+    first, second = parents[0].hexsha, parents[1].hexsha
+    bases = repo.merge_base(first, second)
+    if not bases:
+        return "", []
+    base = bases[0].hexsha
+    text = repo.git.log(
+        "--first-parent",
+        "--reverse",
+        "--no-renames",
+        "--name-only",
+        f"--format={_MARK}%H%x1f%an%x1f%aI%x1f%s",
+        f"{base}..{second}",
+    )
+    side = []
+    for chunk in ("\n" + text).split("\n" + _MARK)[1:]:
+        head, *names = chunk.splitlines()
+        sha, author, date, subject = (head.split("\x1f", 3) + ["", "", ""])[:4]
+        side.append(
+            SideCommit(
+                sha=sha, subject=subject, author=author, date=date, files=[n for n in names if n]
+            )
+        )
+    return base, side
