@@ -29,6 +29,9 @@ from tools.repo.merge_sides import SideCommit
 LIGHT = 0.2  # the weight of a commit touching only files the traced launches never used
 COMMIT_KEY = "commit-"
 PART_WAY = "part of the way"
+# a commit's weight: its suspected hunks' priors, plus this share of its files' (a commit that
+# only edits a file added earlier in the range has no hunk of its own in the range's diff)
+FILE_SHARE = 0.25
 
 
 def bisection_of(
@@ -57,12 +60,17 @@ def bisection_of(
     weights = _file_weights(state)
     floor = min(weights.values())
     states = [RangeState(sha=state.good_sha, subject="(good)", key=state.good_key, verdict="good")]
-    for commit in groups.commits:
+    placed = _placed_priors(state)
+    for index, commit in enumerate(groups.commits):
         states.append(_range_state(commit, weights, floor))
+        # the hunks the range's diff places at this commit make it likelier still; a commit
+        # that only edits a file added earlier keeps its file's weight (its hunk sits there)
+        states[-1].weight = FILE_SHARE * states[-1].weight + placed.get(index, 0.0)
         states[-1].merge_base = commit.merge_base
         states[-1].side = [_range_state(side, weights, floor) for side in commit.side]
     if groups.uncommitted in groups.of.values():
-        states.append(RangeState(sha=None, subject="the uncommitted changes"))
+        weight = placed.get(groups.uncommitted, 0.0) + FILE_SHARE * weights[""]
+        states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
@@ -93,6 +101,16 @@ def _commit_config(state: InvestigationState, probe: RangeState) -> None:
     state.configs.setdefault(
         probe.key, Variant(key=probe.key, label=label, base="bad", ids=[], commit=probe.sha)
     )
+
+
+def _placed_priors(state: InvestigationState) -> dict[int, float]:
+    """The priors of the suspected hunks, summed by the commit the range's diff places them at."""
+    placed: dict[int, float] = {}
+    for cid, at in state.commits.of.items():
+        h = state.hypotheses.get(cid)
+        if h is not None and h.status != "dropped":
+            placed[at] = placed.get(at, 0.0) + h.prior
+    return placed
 
 
 def _file_weights(state: InvestigationState) -> dict[str, float]:

@@ -1,0 +1,30 @@
+"""Real, documented regressions on their projects' real histories (git bundles in tests/data):
+the first bad commit named as git bisect names it, then only its culprit hunk, in at most
+three launches more than `git bisect run` spends with the same bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.real.bundles import Case, bisect_run, cases, checkout, investigate
+
+
+@pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
+def test_the_culprit_commit_then_its_hunk(case: Case, tmp_path: Path) -> None:
+    repo = checkout(case, tmp_path)
+    result = investigate(case, repo)
+
+    assert result["status"] == "confirmed", result["notes"]
+    assert result["bisection"]["first_bad"]["sha"] == case.culprit_sha, result["bisection"]
+    assert result["culprits"], result
+    for culprit in result["culprits"]:  # its hunk(s) and no other
+        assert culprit["commit"]["sha"] == case.culprit_sha
+    assert any(case.culprit_text in c["diff"] for c in result["culprits"]), result["culprits"]
+    report = (Path(result["session_dir"]) / "report.md").read_text()
+    assert f"{case.culprit_sha} is the first bad commit" in report
+
+    bisect = bisect_run(case, repo)
+    assert bisect["first_bad"] == case.culprit_sha, bisect
+    assert result["launches"] <= bisect["launches"] + 3, (result["launches"], bisect)
