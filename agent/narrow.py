@@ -37,7 +37,10 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
     if b is None or not b.done or b.narrowed or b.whole:
         return
     low, high = b.parent, b.first_bad
-    cands = runner.narrowed(low.sha or "HEAD", high.sha)
+    # on a merge's side line, the first commit's parent is older than the merge base (good
+    # by ancestry, not measured): its own diff is against its parent, measured next
+    parent = b.parent_sha
+    cands = runner.narrowed(parent, high.sha)
     if not cands.candidates:
         b.whole = True
         log("plan", "thought", f"{_span(b)} changes nothing a state can hold: searched as a whole")
@@ -46,8 +49,9 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
         state, state.good_key, COMMIT_KEY + b.range_good_sha[:12], f"good {b.range_good_sha[:8]}"
     )
     _rekey_end(state, state.bad_key, RANGE_BAD, "bad (the range's end)")
-    good_launches = _take(state, low)
+    good_launches = _take(state, low) if parent == low.sha else []
     bad_launches = _take(state, high)
+    state.commits = state.commits.model_copy(update={"of": {}})  # the range's placement
     state.candidates = mask(cands).candidates
     state.good_sha = cands.good_sha
     state.hypotheses, state.dropped, state.links = {}, [], []
@@ -55,9 +59,11 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
     new_good = ensure_config(state, set())
     new_bad = ensure_config(state, all_ids(state))
     new_good.launches, new_bad.launches = good_launches, bad_launches
-    new_good.label, new_bad.label = f"good ({_short(low)})", f"bad ({_short(high)})"
+    new_good.label, new_bad.label = f"good ({parent[:8]})", f"bad ({_short(high)})"
     state.good_key, state.bad_key = new_good.key, new_bad.key
-    low.key, high.key = new_good.key, new_bad.key
+    high.key = new_bad.key
+    if parent == low.sha:
+        low.key = new_good.key
     b.narrowed = True
     state.since_reference = 0  # both new references were measured by the bisection itself
     log(

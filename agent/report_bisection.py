@@ -23,7 +23,7 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
             first = commit_info(repo, b.first_bad.sha)
     return BisectionResult(
         first_bad=first,
-        parent=b.parent.sha or "",
+        parent=b.parent_sha,
         could_be=[s.sha or "the uncommitted changes" for s in b.skipped_between()],
         tested=[
             TestedState(

@@ -75,8 +75,8 @@ class Runner:
     def follow(self, state: InvestigationState) -> None:
         """The target as the state has it: a resumed session narrowed to a commit builds there."""
         b = state.bisection
-        if b is not None and b.narrowed and self._narrowed_to != (b.parent.sha, b.first_bad.sha):
-            self.narrowed(b.parent.sha or "HEAD", b.first_bad.sha)
+        if b is not None and b.narrowed and self._narrowed_to != (b.parent_sha, b.first_bad.sha):
+            self.narrowed(b.parent_sha, b.first_bad.sha)
 
     @property
     def config(self) -> TargetConfig:

@@ -161,6 +161,7 @@ class RangeState(BaseModel):
     # when the merge is the first bad commit and its second parent is bad too
     merge_base: str = ""
     side: list[RangeState] = Field(default_factory=list)
+    parent: str = ""  # a side commit's first parent (the first one's is older than the base)
 
 
 class Bisection(BaseModel):
@@ -183,6 +184,12 @@ class Bisection(BaseModel):
     @property
     def parent(self) -> RangeState:
         return self.states[self.low]
+
+    @property
+    def parent_sha(self) -> str:
+        """The first bad commit's own first parent (on a merge's side line, the first commit's
+        is older than the merge base measured good: good by ancestry)."""
+        return self.first_bad.parent or self.parent.sha or "HEAD"
 
     @property
     def everything(self) -> list[RangeState]:

@@ -67,7 +67,10 @@ def bisection_of(
         # that only edits a file added earlier keeps its file's weight (its hunk sits there)
         states[-1].weight = FILE_SHARE * states[-1].weight + placed.get(index, 0.0)
         states[-1].merge_base = commit.merge_base
-        states[-1].side = [_range_state(side, weights, floor) for side in commit.side]
+        states[-1].side = [
+            _range_state(side, weights, floor).model_copy(update={"parent": side.parent})
+            for side in commit.side
+        ]
     if groups.uncommitted in groups.of.values():
         weight = placed.get(groups.uncommitted, 0.0) + FILE_SHARE * weights[""]
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
@@ -259,4 +262,10 @@ def result_lines(b: Bisection) -> list[str]:
         )
     else:
         first = f"{name(bad)} is the first bad commit"
-    return [first, f"{name(b.parent)[:12]} (its parent) measured good; {bad.why or 'the bad end'}"]
+    parent = (
+        f"{b.parent_sha[:12]} (its parent) is good by ancestry ({name(b.parent)[:12]}, which "
+        "holds it, measured good)"
+        if b.parent_sha != b.parent.sha
+        else f"{name(b.parent)[:12]} (its parent) measured good"
+    )
+    return [first, f"{parent}; {bad.why or 'the bad end'}"]

@@ -160,3 +160,19 @@ def test_own_files_are_left_out_by_exact_path_only(
         "lib/debug-agent.toml",
         "sessions/mine.py",
     ]
+
+
+def test_a_file_emptied_stays_an_empty_file_in_every_tree(tmp_path: Path) -> None:
+    """Werkzeug 1.0.1..2.0.0 empties examples/coolmagic/views/__init__.py: unidiff takes a
+    file emptied to its last line for a deleted one, and the rebuilt tree lost it."""
+    from tools.repo.candidates import commit_changes
+    from tools.repo.worktree import scratch_worktree
+
+    repo = make_repo(tmp_path, {"pkg/__init__.py": "# a docstring\n", "pkg/a.py": "x = 1\n"})
+    (repo / "pkg/__init__.py").write_text("")
+    sh(repo, "git", "commit", "-qam", "empty the package's __init__")
+    cands = commit_changes(open_repo(repo), "good", "HEAD")
+    [emptied] = cands.candidates
+    assert "+++ b/pkg/__init__.py" in emptied.patch
+    with scratch_worktree(repo, cands.good_sha, [emptied.patch]) as tree:
+        assert (tree / "pkg/__init__.py").read_text() == ""

@@ -319,8 +319,10 @@ def _whole_file(path: str, patch: str, header: str, origin: str) -> Candidate:
 
 
 def _hunks(path: str, pfile: PatchedFile, prefix: str, origin: Origin) -> list[Candidate]:
-    source = header_name("a/", None if pfile.is_added_file else path)
-    target = header_name("b/", None if pfile.is_removed_file else path)
+    # git's own header says whether the file is created or deleted: unidiff takes a file
+    # emptied to its last line (it stays, empty) for a deleted one
+    source = header_name("a/", None if "new file mode" in prefix else path)
+    target = header_name("b/", None if "deleted file mode" in prefix else path)
     found = []
     for hunk in pfile:
         body = [str(line) for line in hunk]

@@ -15,6 +15,7 @@ class SideCommit(BaseModel):
     author: str = ""
     date: str = ""
     files: list[str] = Field(default_factory=list)
+    parent: str = ""  # its first parent (for the line's first commit: older than the base)
 
 
 def side_commits(repo: git.Repo, merge: str) -> tuple[str, list[SideCommit]]:
@@ -32,16 +33,21 @@ def side_commits(repo: git.Repo, merge: str) -> tuple[str, list[SideCommit]]:
         "--reverse",
         "--no-renames",
         "--name-only",
-        f"--format={_MARK}%H%x1f%an%x1f%aI%x1f%s",
+        f"--format={_MARK}%H%x1f%P%x1f%an%x1f%aI%x1f%s",
         f"{base}..{second}",
     )
     side = []
     for chunk in ("\n" + text).split("\n" + _MARK)[1:]:
         head, *names = chunk.splitlines()
-        sha, author, date, subject = (head.split("\x1f", 3) + ["", "", ""])[:4]
+        sha, parents, author, date, subject = (head.split("\x1f", 4) + ["", "", "", ""])[:5]
         side.append(
             SideCommit(
-                sha=sha, subject=subject, author=author, date=date, files=[n for n in names if n]
+                sha=sha,
+                subject=subject,
+                author=author,
+                date=date,
+                files=[n for n in names if n],
+                parent=(parents.split() or [""])[0],
             )
         )
     return base, side
