@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agent.levels import all_ids, ensure_config
+from agent.levels import all_ids, ensure_config, update_levels
 from agent.phases import lines
 from agent.phases.bisect import COMMIT_KEY, bisection_of
 from agent.runner import Runner
@@ -36,7 +36,7 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
     b = state.bisection
     if b is None or not b.done or b.narrowed or b.whole:
         return
-    low, high = b.parent, b.first_bad
+    high = b.first_bad
     # on a merge's side line, the first commit's parent is older than the merge base (good
     # by ancestry, not measured): its own diff is against its parent, measured next
     parent = b.parent_sha
@@ -49,7 +49,9 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
         state, state.good_key, COMMIT_KEY + b.range_good_sha[:12], f"good {b.range_good_sha[:8]}"
     )
     _rekey_end(state, state.bad_key, RANGE_BAD, "bad (the range's end)")
-    good_launches = _take(state, low) if parent == low.sha else []
+    # the parent's launches, where the bisection measured it (else the good end is measured)
+    measured = [s for s in b.everything if s.sha == parent and s.key in state.configs]
+    good_launches = _take(state, measured[0]) if measured else []
     bad_launches = _take(state, high)
     state.commits = state.commits.model_copy(update={"of": {}})  # the range's placement
     state.candidates = mask(cands).candidates
@@ -61,10 +63,15 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
     new_good.launches, new_bad.launches = good_launches, bad_launches
     new_good.label, new_bad.label = f"good ({parent[:8]})", f"bad ({_short(high)})"
     state.good_key, state.bad_key = new_good.key, new_bad.key
-    high.key = new_bad.key
-    if parent == low.sha:
-        low.key = new_good.key
+    for s in b.everything:  # the first bad commit may stand twice (a merge)
+        if s.sha == high.sha:
+            s.key = new_bad.key
+    for s in measured:
+        s.key = new_good.key
     b.narrowed = True
+    for config in state.configs.values():  # levels of the range's ends: judged anew
+        config.level = None
+    update_levels(state)  # the bisection's probes pool the noise around the new ends
     state.since_reference = 0  # both new references were measured by the bisection itself
     log(
         "plan",

@@ -33,11 +33,17 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
                 why=s.why,
                 values=_values(state, s),
             )
-            for s in b.everything
+            for s in _once(b.everything)
             if s.verdict
         ],
         range_share=_range_share(state),
     )
+
+
+def _once(states: list[RangeState]) -> list[RangeState]:
+    """Each state once (a merge stands in its first-parent line and, last, on its side's)."""
+    first = {s.sha: s for s in reversed(states)}  # the earliest stands for each sha
+    return [s for s in states if first[s.sha] is s]
 
 
 def _values(state: InvestigationState, s: RangeState) -> list[float]:

@@ -15,8 +15,11 @@ A state X is scored by r = (log bad - log X) / (log bad - log good): 1 restores 
     partial   X differs from both and 0.25 < r < 0.75, on two launches or more
     unknown   otherwise: one more launch, up to a cap (as Pinpoint and tachometer do)
 
-No verdict rests on an assumed noise figure: until replicates give the pooled noise two degrees
-of freedom, every comparison is "unknown". Two levels of significance: the search's navigation
+No verdict rests on an assumed noise figure: until replicates give the pooled noise a degree of
+freedom, every comparison is "unknown". One is enough where it decides: Student's t on one
+degree of freedom (12.7 at 5 %, 63.7 at 1 %, two-sided) already pays for how little one pair
+of replicates says about the noise, so a 10x gap is told on three launches while a 40 % gap
+at 3 % noise waits for more, as before. Two levels of significance: the search's navigation
 (which half to go into) at SEARCH_ALPHA, a wrong turn being caught by confirmation; every
 verdict the report states (the gap, confirmation both ways, each member needed) at ALPHA.
 """
@@ -32,7 +35,7 @@ from pydantic import BaseModel
 ALPHA = 0.01
 SEARCH_ALPHA = 0.05
 EQUIVALENCE_ALPHA = 0.05  # one-sided, as in TOST: "no regression" is shown, not assumed
-MIN_NOISE_DF = 2
+MIN_NOISE_DF = 1
 MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
 RESTORED_FROM = 0.75  # r from which a state restores the good value (see the table above)
 NONE_UP_TO = 0.25  # r up to which it restores none of it; a partial share lies between

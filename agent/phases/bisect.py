@@ -149,13 +149,9 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         merge = b.states[b.high]
         if not merge.side or b.merge:  # not a merge, or its side was looked into
             break
-        tip = merge.side[-1]  # the second parent: is the regression on the side line?
-        _commit_config(state, tip)
-        if (more := _test(state, tip)) is not None:
-            return more
+        # the merge is the first bad commit: its second parent's line from the merge base,
+        # the merge itself last (bad; against its first parent, should the side all be good)
         b.merge = merge.sha or ""
-        if tip.verdict != "bad":  # the merge itself made it (a conflict resolved, say)
-            break
         base = RangeState(
             sha=merge.merge_base,
             subject="(the merge base)",
@@ -164,7 +160,11 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         )
         for here in (base, *merge.side):
             _commit_config(state, here)
-        b.mainline, b.states = b.states, [base, *merge.side]
+        # the merge's own change (a conflict resolved) is rarely the cause: it weighs least
+        light = LIGHT * min((s.weight for s in merge.side), default=merge.weight)
+        first_parent = b.states[b.high - 1].sha or ""
+        itself = merge.model_copy(update={"side": [], "parent": first_parent, "weight": light})
+        b.mainline, b.states = b.states, [base, *merge.side, itself]
         b.low, b.high = 0, len(b.states) - 1
     b.done = True
     return None
@@ -262,10 +262,11 @@ def result_lines(b: Bisection) -> list[str]:
         )
     else:
         first = f"{name(bad)} is the first bad commit"
+    measured = any(s.sha == b.parent_sha and s.verdict == "good" for s in b.everything)
     parent = (
-        f"{b.parent_sha[:12]} (its parent) is good by ancestry ({name(b.parent)[:12]}, which "
-        "holds it, measured good)"
-        if b.parent_sha != b.parent.sha
-        else f"{name(b.parent)[:12]} (its parent) measured good"
+        f"{b.parent_sha[:12]} (its parent) measured good"
+        if measured
+        else f"{b.parent_sha[:12]} (its parent) is good by ancestry ({name(b.parent)[:12]}, "
+        "which holds it, measured good)"
     )
     return [first, f"{parent}; {bad.why or 'the bad end'}"]
