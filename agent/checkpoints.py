@@ -33,6 +33,8 @@ STATE_TYPES = [
         "Finding",
         "Confirmation",
         "Claim",
+        "Bisection",
+        "RangeState",
     )
 ] + [
     ("agent.relevance", "Facts"),
@@ -42,6 +44,7 @@ STATE_TYPES = [
     ("tools.repo.candidates", "Candidate"),
     ("tools.repo.commit_groups", "CommitGroups"),
     ("tools.repo.commit_groups", "RangeCommit"),
+    ("tools.repo.merge_sides", "SideCommit"),
     ("tools.proc.import_trace", "ImportTrace"),
     ("tools.proc.worker_env", "WorkerEnv"),
     ("tools.proc.worker_env", "ProcessEnv"),

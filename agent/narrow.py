@@ -54,6 +54,7 @@ def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) 
     good_launches = _take(state, measured[0]) if measured else []
     bad_launches = _take(state, high)
     state.commits = state.commits.model_copy(update={"of": {}})  # the range's placement
+    b.range_ids = [c.id for c in state.candidates]  # a resumed session checks them
     state.candidates = mask(cands).candidates
     state.good_sha = cands.good_sha
     state.hypotheses, state.dropped, state.links = {}, [], []

@@ -33,7 +33,7 @@ from agent.llm.models import ChatModel, OpenAIModel, replay_model
 from agent.llm.reasoner import LLMReasoner
 from agent.phases import MAX_STEPS
 from agent.runner import Runner
-from agent.state import InvestigationState
+from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
@@ -197,15 +197,14 @@ class Session:
         target_dir = Path(values["config_path"])
         config = load_config(target_dir)
         cands = target_candidates(config, target_dir)
-        if same_changes:
-            saved = [c.id if hasattr(c, "id") else c["id"] for c in values.get("candidates", [])]
-            if saved and saved != [c.id for c in cands.candidates]:
-                raise ToolError(
-                    f"the target's changes differ from when session {folder.name} "
-                    "started: start a new investigation instead"
-                )
+        runner = Runner(config, target_dir, cands)
+        if same_changes and not _same_changes(values, runner):
+            raise ToolError(
+                f"the target's changes differ from when session {folder.name} "
+                "started: start a new investigation instead"
+            )
         ctx = Context(
-            runner=Runner(config, target_dir, cands),
+            runner=runner,
             transcript=Transcript(folder / "transcript.jsonl", echo=echo),
             repo=open_repo(target_repo(config, target_dir)),
             approve=approve,
@@ -270,6 +269,19 @@ def _target(target_dir: Path, good: str | None) -> tuple[TargetConfig, Candidate
             f"{config.target.good!r}: nothing to investigate"
         )
     return config, cands
+
+
+def _same_changes(values: dict, runner: Runner) -> bool:
+    """The saved session's candidates are the target's now: the range's, and, once a bisection
+    narrowed the search to a first bad commit, that commit's."""
+    saved = [c.id if hasattr(c, "id") else c["id"] for c in values.get("candidates", [])]
+    raw = values.get("bisection")
+    b = Bisection.model_validate(raw) if isinstance(raw, dict) else raw
+    if b is None or not b.narrowed:
+        return not saved or saved == [c.id for c in runner.cands.candidates]
+    if b.range_ids != [c.id for c in runner.cands.candidates]:
+        return False
+    return saved == [c.id for c in runner.narrowed(b.parent_sha, b.first_bad.sha).candidates]
 
 
 def launch_words(config: TargetConfig) -> str:

@@ -173,6 +173,7 @@ class Bisection(BaseModel):
     done: bool = False
     narrowed: bool = False  # the candidates are now the first bad commit's own hunks
     whole: bool = False  # not narrowed: the range's candidates are searched as they are
+    range_ids: list[str] = Field(default_factory=list)  # the range's candidates, once narrowed
     range_good_sha: str = ""  # the investigation's good commit (good_sha moves to the parent)
     merge: str = ""  # the merge whose second parent was looked into (once)
     mainline: list[RangeState] = Field(default_factory=list)  # the first-parent states, once left

@@ -7,11 +7,13 @@ the culprit commit also touches, linked to the culprit by a name, is never impor
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import git
 
+from tests.conftest import run_cli
 from tests.tools.work_library import BENCH, config, investigate
 
 CORE = textwrap.dedent("""\
@@ -164,3 +166,35 @@ def test_a_merge_that_is_the_first_bad_commit_is_bisected_into_its_second_parent
     assert tested[merge] == "bad" and tested[bisection["parent"]] == "good"
     [hunk] = result["culprits"]
     assert hunk["file"] == "mylib/cache.py" and hunk["commit"]["sha"] == culprit
+
+
+def test_a_session_stopped_inside_the_first_bad_commit_resumes_there(tmp_path: Path) -> None:
+    """A budget spent after the narrowing: the resumed session builds on the first bad commit's
+    parent again (the runner follows the checkpointed state), not on the range's good end."""
+    culprit = _history(tmp_path)
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "work_ms 21 (was 1)",
+        "--max-launches",
+        "7",
+        "--json",
+        cwd=tmp_path,
+    )
+    stopped = json.loads(done.stdout)
+    assert stopped["status"] == "budget_exhausted", stopped["notes"]
+    assert stopped["bisection"]["first_bad"]["sha"] == culprit  # narrowed before the stop
+    done = run_cli(
+        "investigate",
+        "--resume",
+        stopped["session"],
+        "--max-launches",
+        "20",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    [hunk] = result["culprits"]
+    assert hunk["commit"]["sha"] == culprit and "DELAY_S" in hunk["diff"]

@@ -20,22 +20,27 @@ class SideCommit(BaseModel):
 
 def side_commits(repo: git.Repo, merge: str) -> tuple[str, list[SideCommit]]:
     """(the merge base, the second parent's line after it); ("", []) for no merge."""
-    parents = repo.commit(merge).parents
-    if len(parents) < 2:
+    try:
+        parents = repo.commit(merge).parents
+        if len(parents) < 2:
+            return "", []
+        bases = repo.merge_base(parents[0].hexsha, parents[1].hexsha)
+    except (ValueError, git.GitCommandError):  # a shallow or partial clone lacks the parents
         return "", []
-    first, second = parents[0].hexsha, parents[1].hexsha
-    bases = repo.merge_base(first, second)
-    if not bases:
+    if not bases or bases[0] is None:
         return "", []
-    base = bases[0].hexsha
-    text = repo.git.log(
-        "--first-parent",
-        "--reverse",
-        "--no-renames",
-        "--name-only",
-        f"--format={_MARK}%H%x1f%P%x1f%an%x1f%aI%x1f%s",
-        f"{base}..{second}",
-    )
+    base, second = bases[0].hexsha, parents[1].hexsha
+    try:
+        text = repo.git.log(
+            "--first-parent",
+            "--reverse",
+            "--no-renames",
+            "--name-only",
+            f"--format={_MARK}%H%x1f%P%x1f%an%x1f%aI%x1f%s",
+            f"{base}..{second}",
+        )
+    except git.GitCommandError:
+        return "", []
     side = []
     for chunk in ("\n" + text).split("\n" + _MARK)[1:]:
         head, *names = chunk.splitlines()
