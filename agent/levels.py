@@ -82,8 +82,8 @@ def noise(state: InvestigationState) -> Noise:
     return pooled_noise([*groups.values(), *others])
 
 
-def noise_is_measured(state: InvestigationState) -> bool:
-    return noise(state).df >= MIN_NOISE_DF
+def noise_is_measured(state: InvestigationState, min_df: int = MIN_NOISE_DF) -> bool:
+    return noise(state).df >= min_df
 
 
 START_TRIES = 3  # failed launches (each two starts) of a state known to run, when all were starts
@@ -119,11 +119,13 @@ def between(
     high_key: str,
     alpha: float = ALPHA,
     measured: Noise | None = None,
+    min_df: int = MIN_NOISE_DF,
 ) -> Score:
     """Where `key` sits between `low_key` (r = 0) and `high_key` (r = 1); with the launch
     noise `measured` elsewhere (a re-run holds its launches against the session it re-runs)."""
     c, low, high = state.configs[key], state.configs[low_key], state.configs[high_key]
-    return score(c.values, low.values, high.values, measured or noise(state), alpha=alpha)
+    n = measured or noise(state)
+    return score(c.values, low.values, high.values, n, alpha=alpha, min_df=min_df)
 
 
 def symptom_margin(state: InvestigationState) -> float:

@@ -15,13 +15,16 @@ A state X is scored by r = (log bad - log X) / (log bad - log good): 1 restores 
     partial   X differs from both and 0.25 < r < 0.75, on two launches or more
     unknown   otherwise: one more launch, up to a cap (as Pinpoint and tachometer do)
 
-No verdict rests on an assumed noise figure: until replicates give the pooled noise a degree of
-freedom, every comparison is "unknown". One is enough where it decides: Student's t on one
-degree of freedom (12.7 at 5 %, 63.7 at 1 %, two-sided) already pays for how little one pair
-of replicates says about the noise, so a 10x gap is told on three launches while a 40 % gap
-at 3 % noise waits for more, as before. Two levels of significance: the search's navigation
-(which half to go into) at SEARCH_ALPHA, a wrong turn being caught by confirmation; every
-verdict the report states (the gap, confirmation both ways, each member needed) at ALPHA.
+No verdict rests on an assumed noise figure: until replicates give the pooled noise two degrees
+of freedom, every comparison is "unknown". A bisection of commits (agent/phases/bisect.py)
+starts on one: Student's t on one degree of freedom (12.7 at 5 %, two-sided) pays for how
+little one pair of replicates says about the noise, so a 10x gap is bisected after three
+launches, while a 40 % gap at 3 % noise waits for a fourth, as before. Shares and remainders
+(the hunk search, confirmation) keep two: on one, a 13 % second cause went unseen.
+
+Two levels of significance: the search's navigation (which half to go into) at SEARCH_ALPHA,
+a wrong turn being caught by confirmation; every verdict the report states (the gap,
+confirmation both ways, each member needed) at ALPHA.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from pydantic import BaseModel
 ALPHA = 0.01
 SEARCH_ALPHA = 0.05
 EQUIVALENCE_ALPHA = 0.05  # one-sided, as in TOST: "no regression" is shown, not assumed
-MIN_NOISE_DF = 1
+MIN_NOISE_DF = 2
+BISECT_MIN_DF = 1  # the calibration before a bisection, and its probes
 MIN_RELATIVE_GAP = 0.02  # below 2 % a "regression" is not worth a bisection
 RESTORED_FROM = 0.75  # r from which a state restores the good value (see the table above)
 NONE_UP_TO = 0.25  # r up to which it restores none of it; a partial share lies between
@@ -82,11 +86,13 @@ def pooled_noise(groups: list[list[float]]) -> Noise:
     return Noise(sigma=max(sigma, NOISE_FLOOR), df=df)
 
 
-def p_equal(a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise) -> float:
+def p_equal(
+    a_level: float, n_a: int, b_level: float, n_b: int, noise: Noise, min_df: int = MIN_NOISE_DF
+) -> float:
     """Two-sided p of a pooled t-test that two configurations share one level (log means)."""
     from scipy import stats
 
-    if noise.df < MIN_NOISE_DF or not math.isfinite(noise.sigma):
+    if noise.df < min_df or not math.isfinite(noise.sigma):
         return 1.0
     se = noise.sigma * math.sqrt(1 / n_a + 1 / n_b)
     return float(2 * stats.t.sf(abs(a_level - b_level) / se, noise.df))
@@ -121,6 +127,7 @@ def score(
     noise: Noise,
     against: Literal["bad", "good"] = "bad",
     alpha: float = ALPHA,
+    min_df: int = MIN_NOISE_DF,
 ) -> Score:
     """How far `values` (launch statistics of one state) sit between bad and good.
 
@@ -131,8 +138,8 @@ def score(
     r = (b - x) / gap if gap else 0.0
     if against == "good":
         r = 1.0 - r
-    p_bad = p_equal(x, len(values), b, len(bad), noise)
-    p_good = p_equal(x, len(values), g, len(good), noise)
+    p_bad = p_equal(x, len(values), b, len(bad), noise, min_df)
+    p_good = p_equal(x, len(values), g, len(good), noise, min_df)
     near_good, near_bad = (p_good, p_bad) if against == "bad" else (p_bad, p_good)
     verdict: Verdict = "unknown"
     if near_bad <= alpha and r >= RESTORED_FROM:
@@ -180,6 +187,7 @@ def calibrate(
     max_each: int,
     margin: float,
     alpha: float = SEARCH_ALPHA,
+    min_df: int = MIN_NOISE_DF,
 ) -> Calibration:
     """Is there a regression worth isolating? "unknown" asks for another pair of launches.
 
@@ -191,7 +199,7 @@ def calibrate(
     worse_sign = 1 if worse == "higher" else -1
     log_gap = level(bad) - level(good)
     b, g = math.exp(level(bad)), math.exp(level(good))
-    p = p_equal(level(bad), len(bad), level(good), len(good), noise)
+    p = p_equal(level(bad), len(bad), level(good), len(good), noise, min_df)
     upper = gap_bound(bad, good, noise, worse_sign, EQUIVALENCE_ALPHA)
     said = (
         f"bad {b:.3g} vs good {g:.3g} ({math.expm1(log_gap):+.1%}), launch noise "

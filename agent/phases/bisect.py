@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, replicate, request, unresolved
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
-from agent.stats import SEARCH_ALPHA
+from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA
 from tools.repo.commit_groups import RangeCommit
 from tools.repo.merge_sides import SideCommit
 
@@ -212,7 +212,9 @@ def _judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
         return "skipped", f"does not run ({failure.stage}: {failure.error})"
     if not config.values:
         return "more", "not measured"
-    score = between(state, probe.key, state.bad_key, state.good_key, alpha=SEARCH_ALPHA)
+    score = between(
+        state, probe.key, state.bad_key, state.good_key, SEARCH_ALPHA, min_df=BISECT_MIN_DF
+    )
     share = f"restores {score.r:.0%} of the gap"
     if score.verdict == "restored":
         return "good", f"at the good level ({share}, p = {score.p_vs_bad:.2g} against bad)"

@@ -28,7 +28,7 @@ from agent.levels import (
     symptom_margin,
 )
 from agent.state import InvestigationState, PlannedLaunch
-from agent.stats import calibrate
+from agent.stats import BISECT_MIN_DF, MIN_NOISE_DF, calibrate
 
 MAX_REFERENCE_LAUNCHES = 8
 
@@ -112,7 +112,9 @@ def decide(state: InvestigationState) -> str:
                 "nothing can be compared with it",
             )
             return "error"
-    if not noise_is_measured(state) or not bad.values or not good.values:
+    b = state.bisection  # a bisection ahead starts on one degree of freedom (agent.stats)
+    min_df = BISECT_MIN_DF if b is not None and not b.done else MIN_NOISE_DF
+    if not noise_is_measured(state, min_df) or not bad.values or not good.values:
         return "unknown"
     result = calibrate(
         bad.values,
@@ -121,6 +123,7 @@ def decide(state: InvestigationState) -> str:
         state.worse,
         MAX_REFERENCE_LAUNCHES,
         symptom_margin(state),
+        min_df=min_df,
     )
     if result.status != "unknown":
         _note(state, result.reason)
