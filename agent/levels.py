@@ -7,6 +7,7 @@ import math
 from agent.state import Base, InvestigationState, PlannedLaunch, Variant, config_key
 from agent.stats import (
     ALPHA,
+    BISECT_MIN_DF,
     MIN_NOISE_DF,
     MIN_RELATIVE_GAP,
     Noise,
@@ -172,10 +173,13 @@ def update_levels(state: InvestigationState) -> None:
     reference's level (restored, or none) and indistinguishable from it. A config that restores
     most of the gap but not all (a second, smaller cause) would otherwise widen the noise by
     exactly the share that completeness looks for."""
+    # on a commit range, one degree of freedom may pool a probe that is beyond doubt at the
+    # strict level (agent.stats: a bisection starts on one)
+    min_df = BISECT_MIN_DF if state.bisection is not None else MIN_NOISE_DF
     for config in state.configs.values():
         if config.key in (state.bad_key, state.good_key) or not config.values:
             continue
-        score = between(state, config.key, state.bad_key, state.good_key)
+        score = between(state, config.key, state.bad_key, state.good_key, min_df=min_df)
         level = _LEVEL_OF.get(score.verdict)
         apart = score.p_vs_good if level == "good" else score.p_vs_bad
         config.level = level if level and apart > POOL_P else None

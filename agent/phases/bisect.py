@@ -11,9 +11,12 @@ first bad commit is later), at the bad level or part of the way (it is this one 
 unclear, when it is launched again (a probe is replicated only while its result is in doubt).
 One that does not build, start or bench, or stays unclear after MAX_LAUNCHES_PER_CONFIG, is
 skipped, as `exit 125` is, and a neighbour tested instead. Probes halve the prior mass, not the
-count: a commit that touches only files no traced launch imported or opened weighs little, so
-it is tested last, never dropped. The result is the first bad commit with its parent measured
-good and itself bad; the search then goes on inside that commit alone (agent/narrow.py).
+count: a commit weighs the priors of the suspected hunks the range's diff places at it, plus a
+share of its files' weight; one that touches only files no traced launch imported or opened
+weighs little, so it is tested last, never dropped. A merge found first bad is bisected into:
+its second parent's line from the merge base, the merge itself last. The result is the first
+bad commit with its parent good (measured, or an ancestor of a commit measured good) and
+itself bad; the search then goes on inside that commit alone (agent/narrow.py).
 """
 
 from __future__ import annotations
