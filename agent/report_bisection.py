@@ -4,12 +4,14 @@ commit, its author, date and PR), then every state of the range it tested."""
 from __future__ import annotations
 
 import contextlib
+import math
 
 import git
 
+from agent.levels import noise
 from agent.result import BisectionResult, InvestigationResult, TestedState
 from agent.state import InvestigationState, RangeState
-from agent.stats import level
+from agent.stats import ALPHA, level, p_equal
 from tools.repo.commit_of import commit_info
 
 
@@ -37,6 +39,7 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
             if s.verdict
         ],
         range_share=_range_share(state),
+        outside=_outside(state),
     )
 
 
@@ -61,6 +64,32 @@ def _range_share(state: InvestigationState) -> float | None:
         return None
     good, bad, parent, first = (level(v) for v in ends)
     return (first - parent) / (bad - good) if bad != good else None
+
+
+def _outside(state: InvestigationState) -> list[str]:
+    """The range's bad end worse than the first bad commit, or its good end better than the
+    commit's parent, significantly (1 %): part of the regression lies outside the commit, and
+    was not searched there."""
+    b = state.bisection
+    assert b is not None
+    line = b.mainline or b.states
+    sign = 1 if state.worse == "higher" else -1
+    said = []
+    pairs = (
+        (line[-1], b.first_bad, "the range's bad end", "later commits"),
+        (b.parent, line[0], "the first bad commit's parent", "earlier commits"),
+    )
+    for worse, better, name, where in pairs:
+        a, c = _values(state, worse), _values(state, better)
+        if not a or not c or worse.sha == better.sha:
+            continue
+        p = p_equal(level(a), len(a), level(c), len(c), noise(state))
+        if p <= ALPHA and (level(a) - level(c)) * sign > 0:
+            said.append(
+                f"{name} measures {math.exp(level(a)):.3g} against {math.exp(level(c)):.3g} "
+                f"(p = {p:.2g}): part of the regression lies in {where}, not searched"
+            )
+    return said
 
 
 def bisection_lines(r: InvestigationResult) -> list[str]:
@@ -93,6 +122,7 @@ def bisection_lines(r: InvestigationResult) -> list[str]:
             "whole range's gap (log scale).",
             "",
         ]
+    lines += [f"- {line}" for line in b.outside] + ([""] if b.outside else [])
     lines += ["| state | subject | verdict | values | why |", "| --- | --- | --- | --- | --- |"]
     for t in b.tested:
         values = ", ".join(f"{v:.3g}" for v in t.values) or "-"

@@ -173,6 +173,8 @@ class BisectionResult(BaseModel):
     tested: list[TestedState]
     # the share of the whole range's gap that the step from parent to first bad holds
     range_share: float | None = None
+    # where the range's ends differ significantly from the step's: causes outside the commit
+    outside: list[str] = []
 
 
 class InvestigationResult(BaseModel):

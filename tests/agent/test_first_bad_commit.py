@@ -198,3 +198,29 @@ def test_a_session_stopped_inside_the_first_bad_commit_resumes_there(tmp_path: P
     assert result["status"] == "confirmed", result["notes"]
     [hunk] = result["culprits"]
     assert hunk["commit"]["sha"] == culprit and "DELAY_S" in hunk["diff"]
+
+
+def test_a_cause_in_a_later_commit_is_said_not_hidden(tmp_path: Path) -> None:
+    """Two causes in two commits: the first bad commit holds most of the gap (judged at the bad
+    level), a later commit the rest. The report says the range's bad end is worse than the
+    commit found, and that the rest was not searched."""
+    repo = git.Repo.init(tmp_path, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Dev")
+        cw.set_value("user", "email", "dev@example.invalid")
+    (tmp_path / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
+    (tmp_path / ".gitignore").write_text("debug-agent.toml\n")
+    files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
+    _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
+    repo.create_tag("good")
+    for n in range(1, 7):
+        text = {2: SLOW_CACHE, 5: SLOW_CACHE.replace("DELAY_S)", "DELAY_S * 1.5)")}.get(n)
+        _commit(repo, {"mylib/cache.py": text} if text else {f"docs/p{n}.md": f"{n}\n"}, f"c{n}")
+    result = investigate(tmp_path, "work_ms 31 (was 1)")
+
+    assert result["status"] == "confirmed", result["notes"]
+    assert result["bisection"]["first_bad"]["subject"] == "c2"
+    [outside] = result["bisection"]["outside"]
+    assert "the range's bad end" in outside and "later commits, not searched" in outside
+    report = (Path(result["session_dir"]) / "report.md").read_text()
+    assert outside in report
