@@ -217,3 +217,17 @@ def bare_state(symptom: str = "verify 29ms", **fields: object) -> InvestigationS
         "deadline": 0.0,
     }
     return InvestigationState.model_validate({**base, **fields})
+
+
+def measured(state: InvestigationState, ids: set[str], values: list[float]) -> str:
+    """The config holding exactly `ids` with launches of `values` added (for the engine's pure
+    functions); its key."""
+    from agent.levels import ensure_config
+    from agent.state import Launch
+
+    key = ensure_config(state, ids).key
+    for value in values:
+        state.next_request += 1
+        launch = Launch(value=value, samples=[value], log="", request=state.next_request)
+        state.configs[key].launches.append(launch)
+    return key

@@ -7,18 +7,9 @@ from __future__ import annotations
 from agent.levels import ensure_config
 from agent.phases import confirm
 from agent.phases.remainder import keep_confirmed_on_budget, remainder_p
-from agent.state import Finding, InvestigationState, Launch
-from tests.conftest import bare_state
+from agent.state import Finding, InvestigationState
+from tests.conftest import bare_state, measured
 from tools.repo.candidates import Candidate
-
-
-def _measure(state: InvestigationState, ids: set[str], values: list[float]) -> str:
-    key = ensure_config(state, ids).key
-    for value in values:
-        state.next_request += 1
-        launch = Launch(value=value, samples=[value], log="", request=state.next_request)
-        state.configs[key].launches.append(launch)
-    return key
 
 
 def _state(found: list[str]) -> InvestigationState:
@@ -27,8 +18,8 @@ def _state(found: list[str]) -> InvestigationState:
         Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="")
         for cid in ("utils", "decoy", "other")
     ]
-    state.bad_key = _measure(state, {"utils", "decoy", "other"}, [35.3, 35.2])
-    state.good_key = _measure(state, set(), [10.4, 10.35])
+    state.bad_key = measured(state, {"utils", "decoy", "other"}, [35.3, 35.2])
+    state.good_key = measured(state, set(), [10.4, 10.35])
     state.findings = [Finding(ids=found, low_key=state.bad_key, high_key=state.good_key)]
     confirm.start(state)
     return state
@@ -38,12 +29,12 @@ def test_a_member_is_not_needed_on_one_launch_that_reproduces_most_of_the_regres
     state = _state(["decoy", "utils"])
     conf = state.confirmation
     assert conf is not None
-    _measure(state, {"other"}, [10.8])  # bad - both: restores
-    _measure(state, {"utils", "decoy"}, [35.1])  # good + both: reproduces
-    without_decoy = _measure(state, {"utils"}, [32.1])  # one launch at 92 %
-    _measure(state, {"decoy"}, [12.0])  # without utils: nothing reproduced
+    measured(state, {"other"}, [10.8])  # bad - both: restores
+    measured(state, {"utils", "decoy"}, [35.1])  # good + both: reproduces
+    without_decoy = measured(state, {"utils"}, [32.1])  # one launch at 92 %
+    measured(state, {"decoy"}, [12.0])  # without utils: nothing reproduced
     assert confirm._needed(state, conf, "decoy") is None  # not yet: a second launch decides
-    _measure(state, {"utils"}, [35.3])
+    measured(state, {"utils"}, [35.3])
     assert confirm._needed(state, conf, "decoy") is False
     assert confirm._needed(state, conf, "utils") is True  # 12 among 10.4: one launch will do
     assert without_decoy == conf.drop_keys["decoy"]
@@ -53,12 +44,12 @@ def test_completeness_does_not_search_on_a_remainder_seen_on_one_launch() -> Non
     state = _state(["utils"])
     conf = state.confirmation
     assert conf is not None
-    _measure(state, {"decoy", "other"}, [11.5])  # bad - utils: 92 %, a remainder on one launch
-    _measure(state, {"utils"}, [35.2, 35.25])  # good + utils: reproduces
+    measured(state, {"decoy", "other"}, [11.5])  # bad - utils: 92 %, a remainder on one launch
+    measured(state, {"utils"}, [35.2, 35.25])  # good + utils: reproduces
     planned = confirm.plan(state)
     assert planned is not None and planned.key == conf.revert_key
     assert "remainder" in planned.why
-    _measure(state, {"decoy", "other"}, [10.4])  # the two: 96 %, under MIN_REMAINDER left
+    measured(state, {"decoy", "other"}, [10.4])  # the two: 96 %, under MIN_REMAINDER left
     assert confirm.plan(state) is None
     assert confirm.conclude(state) == "confirmed"
 
@@ -69,8 +60,8 @@ def test_a_remainder_too_small_to_matter_is_reported_not_searched() -> None:
     state = _state(["utils"])
     conf = state.confirmation
     assert conf is not None
-    _measure(state, {"decoy", "other"}, [10.8, 10.82, 10.79])
-    _measure(state, {"utils"}, [35.2, 35.25])
+    measured(state, {"decoy", "other"}, [10.8, 10.82, 10.79])
+    measured(state, {"utils"}, [35.2, 35.25])
     assert remainder_p(state, conf) is None
     assert confirm.plan(state) is None
     assert confirm.conclude(state) == "confirmed"
@@ -80,8 +71,8 @@ def test_a_budget_spent_on_the_remainder_keeps_the_set_confirmed_before() -> Non
     state = _state(["utils"])
     conf = state.confirmation
     assert conf is not None
-    _measure(state, {"decoy", "other"}, [10.4])
-    _measure(state, {"utils"}, [35.2])
+    measured(state, {"decoy", "other"}, [10.4])
+    measured(state, {"utils"}, [35.2])
     conf.confirmed_before = ["utils"]
     conf.culprits = ["utils", "decoy"]  # the round that searched the remainder, unfinished
     assert keep_confirmed_on_budget(state)
@@ -98,18 +89,18 @@ def test_an_undecided_member_is_measured_in_the_bad_context_and_judged_on_both()
     conf = state.confirmation
     assert conf is not None
     state.configs[state.bad_key].launches.clear()
-    _measure(state, {"utils", "decoy", "other"}, [28.0, 27.3, 28.6, 26.8, 28.1])
+    measured(state, {"utils", "decoy", "other"}, [28.0, 27.3, 28.6, 26.8, 28.1])
     state.configs[state.good_key].launches.clear()
-    _measure(state, set(), [17.5, 16.7, 20.4, 18.1])
-    _measure(state, {"other"}, [16.3, 17.6])  # bad - both: restores
-    _measure(state, {"utils", "decoy"}, [28.3, 27.0])  # good + both: reproduces
-    _measure(state, {"decoy"}, [24.1, 23.0])  # without utils: short, clearly
-    _measure(state, {"utils"}, [26.2, 28.8, 21.7, 23.2])  # without the smaller one: unclear
+    measured(state, set(), [17.5, 16.7, 20.4, 18.1])
+    measured(state, {"other"}, [16.3, 17.6])  # bad - both: restores
+    measured(state, {"utils", "decoy"}, [28.3, 27.0])  # good + both: reproduces
+    measured(state, {"decoy"}, [24.1, 23.0])  # without utils: short, clearly
+    measured(state, {"utils"}, [26.2, 28.8, 21.7, 23.2])  # without the smaller one: unclear
     assert confirm._needed(state, conf, "decoy") is None
     planned = confirm.plan(state)
     context = confirm.context_key(state, conf, "decoy")  # bad - utils
     assert planned is not None and planned.key == context and "revert the others" in planned.why
-    _measure(state, {"decoy", "other"}, [21.7, 22.4])  # the smaller cause alone: a clear share
+    measured(state, {"decoy", "other"}, [21.7, 22.4])  # the smaller cause alone: a clear share
     assert confirm._needed(state, conf, "decoy") is True
 
 
@@ -117,10 +108,10 @@ def test_a_decoy_measured_in_both_contexts_is_not_needed() -> None:
     state = _state(["decoy", "utils"])
     conf = state.confirmation
     assert conf is not None
-    _measure(state, {"other"}, [10.5, 10.3])  # bad - both
-    _measure(state, {"utils", "decoy"}, [35.1, 35.4])  # good + both
-    _measure(state, {"utils"}, [35.0, 35.6])  # without the decoy: all of it
-    _measure(state, {"decoy", "other"}, [10.4, 10.5])  # the decoy alone in bad: nothing
+    measured(state, {"other"}, [10.5, 10.3])  # bad - both
+    measured(state, {"utils", "decoy"}, [35.1, 35.4])  # good + both
+    measured(state, {"utils"}, [35.0, 35.6])  # without the decoy: all of it
+    measured(state, {"decoy", "other"}, [10.4, 10.5])  # the decoy alone in bad: nothing
     assert confirm._needed(state, conf, "decoy") is False
 
 
@@ -132,12 +123,12 @@ def test_both_contexts_bound_a_members_share_tighter_than_one() -> None:
     conf = state.confirmation
     assert conf is not None
     state.configs[state.bad_key].launches.clear()
-    _measure(state, {"utils", "decoy", "other"}, [24.6, 25.3, 24.0, 24.8])
+    measured(state, {"utils", "decoy", "other"}, [24.6, 25.3, 24.0, 24.8])
     state.configs[state.good_key].launches.clear()
-    _measure(state, set(), [19.5, 18.9, 19.8, 19.1])
-    _measure(state, {"other"}, [19.6, 19.0])  # bad - both
-    _measure(state, {"utils", "decoy"}, [24.5, 24.9])  # good + both
-    _measure(state, {"utils"}, [24.7, 24.3])  # good + the set without the decoy
+    measured(state, set(), [19.5, 18.9, 19.8, 19.1])
+    measured(state, {"other"}, [19.6, 19.0])  # bad - both
+    measured(state, {"utils", "decoy"}, [24.5, 24.9])  # good + both
+    measured(state, {"utils"}, [24.7, 24.3])  # good + the set without the decoy
     assert confirm._needed(state, conf, "decoy") is None
-    _measure(state, {"decoy", "other"}, [19.3, 19.4])  # the decoy alone of the set, in bad
+    measured(state, {"decoy", "other"}, [19.3, 19.4])  # the decoy alone of the set, in bad
     assert confirm._needed(state, conf, "decoy") is False

@@ -56,6 +56,17 @@ TEST_CACHE = textwrap.dedent("""\
 """)
 
 
+def _repo(root: Path) -> git.Repo:
+    """A new repository with its debug-agent.toml (ignored: debug-agent's own file)."""
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "Dev")
+        cw.set_value("user", "email", "dev@example.invalid")
+    (root / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
+    (root / ".gitignore").write_text("debug-agent.toml\n")
+    return repo
+
+
 def _commit(repo: git.Repo, files: dict[str, str], subject: str) -> str:
     root = Path(str(repo.working_tree_dir))
     for name, text in files.items():
@@ -68,12 +79,7 @@ def _commit(repo: git.Repo, files: dict[str, str], subject: str) -> str:
 
 def _history(root: Path) -> str:
     """Ten commits after the good tag; the seventh makes `lookup` slow. Returns its sha."""
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Dev")
-        cw.set_value("user", "email", "dev@example.invalid")
-    (root / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
-    (root / ".gitignore").write_text("debug-agent.toml\n")
+    repo = _repo(root)
     _commit(repo, {"mylib/__init__.py": "", "mylib/core.py": CORE, "bench.py": BENCH}, "v1")
     repo.create_tag("good")
     _commit(repo, {"README.md": "mylib\n"}, "Add a README (#1)")
@@ -125,12 +131,7 @@ def test_the_first_bad_commit_is_found_on_real_trees_then_its_hunk(tmp_path: Pat
 def _merged_history(root: Path) -> str:
     """Pull requests merged with merge commits; the slow lookup arrives on a branch of three
     commits, the second of them the culprit. Returns its sha."""
-    repo = git.Repo.init(root, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Dev")
-        cw.set_value("user", "email", "dev@example.invalid")
-    (root / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
-    (root / ".gitignore").write_text("debug-agent.toml\n")
+    repo = _repo(root)
     files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
     _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
     repo.create_tag("good")
@@ -204,12 +205,7 @@ def test_a_cause_in_a_later_commit_is_said_not_hidden(tmp_path: Path) -> None:
     """Two causes in two commits: the first bad commit holds most of the gap (judged at the bad
     level), a later commit the rest. The report says the range's bad end is worse than the
     commit found, and that the rest was not searched."""
-    repo = git.Repo.init(tmp_path, initial_branch="main")
-    with repo.config_writer() as cw:
-        cw.set_value("user", "name", "Dev")
-        cw.set_value("user", "email", "dev@example.invalid")
-    (tmp_path / "debug-agent.toml").write_text(config(pythonpath=".", launches=20))
-    (tmp_path / ".gitignore").write_text("debug-agent.toml\n")
+    repo = _repo(tmp_path)
     files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
     _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
     repo.create_tag("good")

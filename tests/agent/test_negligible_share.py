@@ -7,17 +7,9 @@ from __future__ import annotations
 from agent.levels import ensure_config
 from agent.phases import confirm
 from agent.phases.negligible import group_share
-from agent.state import Finding, Hypothesis, InvestigationState, Launch
-from tests.conftest import bare_state
+from agent.state import Finding, Hypothesis
+from tests.conftest import bare_state, measured
 from tools.repo.candidates import Candidate
-
-
-def _measure(state: InvestigationState, ids: set[str], values: list[float]) -> None:
-    key = ensure_config(state, ids).key
-    for value in values:
-        state.next_request += 1
-        launch = Launch(value=value, samples=[value], log="", request=state.next_request)
-        state.configs[key].launches.append(launch)
 
 
 def test_a_one_percent_share_is_negligible_not_a_culprit() -> None:
@@ -25,9 +17,9 @@ def test_a_one_percent_share_is_negligible_not_a_culprit() -> None:
     state.candidates = [
         Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ("regex", "load")
     ]
-    _measure(state, {"regex", "load"}, [162.0, 161.5, 162.4, 161.8])
+    measured(state, {"regex", "load"}, [162.0, 161.5, 162.4, 161.8])
     state.bad_key = ensure_config(state, {"regex", "load"}).key
-    _measure(state, set(), [10.0, 10.02, 9.98, 10.01])
+    measured(state, set(), [10.0, 10.02, 9.98, 10.01])
     state.good_key = ensure_config(state, set()).key
     state.findings = [
         Finding(ids=["load", "regex"], low_key=state.bad_key, high_key=state.good_key)
@@ -38,9 +30,9 @@ def test_a_one_percent_share_is_negligible_not_a_culprit() -> None:
     confirm.start(state)
     conf = state.confirmation
     assert conf is not None and sorted(conf.drop_keys) == ["load", "regex"]
-    _measure(state, set(), [10.01, 9.99])  # revert both: the good value
-    _measure(state, {"regex"}, [157.5, 157.8, 157.3, 157.6])  # good + regex: 99 % of the gap
-    _measure(state, {"load"}, [10.2, 10.18, 10.22, 10.19])  # good + load: 1 % of it
+    measured(state, set(), [10.01, 9.99])  # revert both: the good value
+    measured(state, {"regex"}, [157.5, 157.8, 157.3, 157.6])  # good + regex: 99 % of the gap
+    measured(state, {"load"}, [10.2, 10.18, 10.22, 10.19])  # good + load: 1 % of it
     assert confirm._needed(state, conf, "load") is True  # measurable: it is not noise alone
     share = group_share(state, conf, "load", confirm.context_key(state, conf, "load"))
     assert share is not None and share[1] < state.min_share
