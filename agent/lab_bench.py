@@ -16,7 +16,8 @@ from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
 from tools.lab.truth import Truth, TruthEntry, load_truth
-from tools.repo.candidates import list_candidates
+from tools.repo.candidates import Candidate, commit_changes, list_candidates, own_paths
+from tools.repo.worktree import open_repo
 
 
 class ScenarioScore(BaseModel):
@@ -67,6 +68,19 @@ def outcome(
     return "inconclusive"
 
 
+def _with_narrowed(result: dict, lab: Path, by_id: dict[str, Candidate]) -> None:
+    """The first bad commit's hunks, where the bisection narrowed to it, each under the range
+    hunk that changes the same lines (the truth names the range's hunks)."""
+    b = result.get("bisection") or {}
+    if not b.get("first_bad") or not b.get("parent"):
+        return
+    repo = open_repo(lab)
+    own = own_paths(Path(str(repo.working_tree_dir)), lab)
+    same = {(c.file, tuple(c.changed_lines())): c for c in by_id.values() if c.kind == "hunk"}
+    for c in commit_changes(repo, b["parent"], b["first_bad"]["sha"], own).candidates:
+        by_id.setdefault(c.id, same.get((c.file, tuple(c.changed_lines())), c))
+
+
 def _named_keys(result: dict, by_id: dict, field: str = "culprits") -> set[str]:
     keys = set()
     for c in result.get(field) or []:
@@ -104,6 +118,7 @@ def score_scenario(
         max_launches=40,
     ) as session:
         result = session.run_to_end()
+    _with_narrowed(result, lab, by_id)
     named, wanted = _named_keys(result, by_id), _entry_keys(truth.culprits)
     order = [f"{c.file} {c.header}" if c.kind == "hunk" else c.name for c in cands.candidates]
     positions = {i for i, key in enumerate(order) if key in wanted}
