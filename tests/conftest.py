@@ -176,7 +176,7 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str)
 
 # the longest tests (a minute or more each): started first, so that no worker is left with one
 # of them at the end while the others are done
-LONGEST = ("test_transformers_lab.py", "test_tp_lab.py")
+LONGEST = ("test_transformers_lab.py", "test_tp_lab.py", "test_real_bundles.py")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

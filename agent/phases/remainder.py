@@ -89,7 +89,7 @@ def search_the_rest(
         state.hypotheses[cid].evidence.append(
             "brought back: the kept candidates do not explain the whole regression"
         )
-    state.dropped = [d for d in state.dropped if d.candidate in conf.culprits]
+    state.dropped = [d for d in state.dropped if d.candidate not in dropped]  # the rest stay
     state.tasks = [
         Task(ids=ids, low_key=conf.revert_key, high_key=state.good_key, interference_checked=True)
     ]

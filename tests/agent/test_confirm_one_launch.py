@@ -132,3 +132,25 @@ def test_both_contexts_bound_a_members_share_tighter_than_one() -> None:
     assert confirm._needed(state, conf, "decoy") is None
     measured(state, {"decoy", "other"}, [19.3, 19.4])  # the decoy alone of the set, in bad
     assert confirm._needed(state, conf, "decoy") is False
+
+
+def test_a_search_for_the_rest_among_the_kept_keeps_what_was_dropped() -> None:
+    """The tp lab under real timing noise: a remainder after the confirmed set sends the search
+    over the other kept candidates only; a file dropped on the import trace stays dropped, with
+    its evidence in the result (it vanished from it, its status still "dropped")."""
+    from agent.phases.remainder import search_the_rest
+    from agent.relevance import Relevance
+    from agent.state import Hypothesis
+
+    state = _state(["utils"])
+    conf = state.confirmation
+    assert conf is not None
+    state.hypotheses = {
+        cid: Hypothesis(candidate=cid, prior=1.0, reasons=[]) for cid in ("utils", "decoy", "other")
+    }
+    state.hypotheses["other"].status = "dropped"
+    state.dropped = [Relevance(candidate="other", on_path=False, reason="never", evidence=[])]
+    search_the_rest(state, conf, ["decoy"], [])
+    assert [d.candidate for d in state.dropped] == ["other"]
+    search_the_rest(state, conf, ["decoy"], ["other"])
+    assert state.dropped == [] and state.hypotheses["other"].status == "open"
