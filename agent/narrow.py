@@ -16,7 +16,7 @@ from agent.levels import all_ids, ensure_config, update_levels
 from agent.phases import lines
 from agent.phases.bisect import COMMIT_KEY, bisection_of
 from agent.runner import Runner
-from agent.state import InvestigationState, RangeState
+from agent.state import Bisection, InvestigationState, Launch, RangeState
 from tools.secrets import mask
 
 RANGE_BAD = "range-bad"
@@ -86,7 +86,7 @@ def _short(s: RangeState) -> str:
     return "the uncommitted changes" if s.sha is None else s.sha[:8]
 
 
-def _span(b) -> str:
+def _span(b: Bisection) -> str:
     skipped = b.skipped_between()
     if skipped:
         return f"{_short(b.parent)}..{_short(b.first_bad)} ({len(skipped) + 1} commits)"
@@ -105,7 +105,7 @@ def _rekey_end(state: InvestigationState, key: str, new_key: str, label: str) ->
             s.key = new_key
 
 
-def _take(state: InvestigationState, end: RangeState) -> list:
+def _take(state: InvestigationState, end: RangeState) -> list[Launch]:
     """The launches of one end of the narrowed range, moved to its new reference (counted once
     in the noise)."""
     config = state.configs.pop(end.key)

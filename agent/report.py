@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import git
 
-from agent.report_bisection import bisection_result
+from agent.report_bisection import bisection_result, first_bad_commit
 from agent.report_markdown import render_markdown
 from agent.result import (
     ClearedResult,
@@ -61,6 +61,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
     if conf is None or state.status not in ("confirmed", "suspected"):
         return [], None
     whole = restored_share(state, conf.revert_key)
+    first_bad = first_bad_commit(state, repo)  # read once, for every culprit
     out = []
     for cid in conf.culprits:
         c = next(c for c in state.candidates if c.id == cid)
@@ -76,7 +77,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
-        commits = _commits(state, repo, c)
+        commits = _commits(state, repo, c, first_bad)
         out.append(
             Culprit(
                 kind=c.kind,
@@ -95,13 +96,14 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
     return out, whole
 
 
-def _commits(state: InvestigationState, repo: git.Repo, c: Candidate) -> list[CommitInfo]:
+def _commits(
+    state: InvestigationState, repo: git.Repo, c: Candidate, first_bad: CommitInfo | None
+) -> list[CommitInfo]:
     """The commit(s) that brought a culprit: inside a first bad commit, that commit."""
     b = state.bisection
     if b is None or not b.narrowed:
         return commits_of(repo, state.good_sha, c)
-    result = bisection_result(state, repo)
-    return [result.first_bad] if result is not None and result.first_bad is not None else []
+    return [first_bad] if first_bad is not None else []
 
 
 def _first_line(c: Candidate) -> int | None:

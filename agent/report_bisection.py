@@ -12,6 +12,7 @@ from agent.levels import noise
 from agent.result import BisectionResult, InvestigationResult, TestedState
 from agent.state import InvestigationState, RangeState
 from agent.stats import ALPHA, level, p_equal
+from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commit_info
 
 
@@ -19,12 +20,8 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
     b = state.bisection
     if b is None or not b.done:
         return None
-    first = None
-    if b.first_bad.sha is not None:
-        with contextlib.suppress(ValueError, git.GitCommandError):
-            first = commit_info(repo, b.first_bad.sha)
     return BisectionResult(
-        first_bad=first,
+        first_bad=first_bad_commit(state, repo),
         parent=b.parent_sha,
         could_be=[s.sha or "the uncommitted changes" for s in b.skipped_between()],
         tested=[
@@ -41,6 +38,16 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
         range_share=_range_share(state),
         outside=_outside(state),
     )
+
+
+def first_bad_commit(state: InvestigationState, repo: git.Repo) -> CommitInfo | None:
+    """The first bad commit as the report names it (None: the uncommitted changes, or none)."""
+    b = state.bisection
+    if b is None or not b.done or b.first_bad.sha is None:
+        return None
+    with contextlib.suppress(ValueError, git.GitCommandError):
+        return commit_info(repo, b.first_bad.sha)
+    return None
 
 
 def _once(states: list[RangeState]) -> list[RangeState]:

@@ -5,7 +5,9 @@ from TREE."""
 
 import os
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from timing import report  # noqa: E402  (the benches' one timing loop)
 
 TREE = os.path.abspath(sys.argv[1])
 sys.path.insert(0, TREE)
@@ -15,11 +17,4 @@ import markdown  # noqa: E402  (from the tree under test, put first on the path 
 assert os.path.dirname(os.path.abspath(markdown.__file__)) == os.path.join(TREE, "markdown")
 markdown.markdown("---x---")  # warm-up
 text = "-" * 20 + "hello" + "-" * 20
-for _ in range(3):
-    best, spent = float("inf"), 0.0
-    while spent < 0.06:
-        start = time.perf_counter()
-        markdown.markdown(text)
-        took = time.perf_counter() - start
-        best, spent = min(best, took), spent + took
-    print(f"latency_ms: {best * 1000:.3f}")
+report(lambda: markdown.markdown(text))
