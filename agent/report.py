@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import git
 
+from agent.phases.carried import CARRIED, set_aside_carried
 from agent.report_bisection import bisection_result, first_bad_commit
 from agent.report_markdown import render_markdown
 from agent.result import (
@@ -63,7 +64,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
     whole = restored_share(state, conf.revert_key)
     first_bad = first_bad_commit(state, repo)  # read once, for every culprit
     out = []
-    for cid in conf.culprits:
+    for cid in [cid for cid in conf.culprits if cid not in conf.carried]:
         c = next(c for c in state.candidates if c.id == cid)
         alone = next(
             (
@@ -163,7 +164,10 @@ def _clear_the_rest(state: InvestigationState) -> None:
         return
     label = state.configs[conf.revert_key].label
     for cid, h in state.hypotheses.items():
-        if cid in conf.culprits:
+        if cid in conf.carried:
+            h.status = "dropped"
+            h.evidence.append(f"carried with {conf.carried[cid]}: {CARRIED}")
+        elif cid in conf.culprits:
             h.status = "confirmed"
         elif h.status == "open":
             h.status = "cleared"
@@ -245,6 +249,7 @@ def _result(
         undecided=state.confirmation.undecided if state.confirmation else [],
         not_ruled_out=_not_ruled_out(state, culprits),
         negligible=state.confirmation.negligible if state.confirmation else {},
+        carried=state.confirmation.carried if state.confirmation else {},
         dropped=_dropped(state),
         cleared=[
             ClearedResult(candidate=cid, evidence=h.evidence)
@@ -271,6 +276,8 @@ def _result(
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
+    if state.confirmation and state.status in ("confirmed", "suspected"):
+        set_aside_carried(state, state.confirmation)
     culprits, whole = _culprits(state, ctx.repo)
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])

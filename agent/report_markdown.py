@@ -91,6 +91,13 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
             f"{', '.join(r.undecided)}",
             "",
         ]
+    if r.carried:
+        lines += [
+            "Carried with the culprits (deleted files the set brings back for them to import; "
+            "their code never runs in the bad state): "
+            + ", ".join(f"{cid} (with {partner})" for cid, partner in r.carried.items()),
+            "",
+        ]
     if r.negligible:
         lines += [
             "Negligible (needed, but explaining under the share a culprit must): "

@@ -194,6 +194,9 @@ class InvestigationResult(BaseModel):
     # needed, but with a share whose 95 % interval reaches under [judge] min_share: never a
     # culprit; id -> [share, low, high]
     negligible: dict[str, list[float]] = {}
+    # in the set reverted and applied, but a deleted file that came along for a culprit (its
+    # code never runs in the bad state): id -> that culprit
+    carried: dict[str, str] = {}
     dropped: list[DroppedResult]
     cleared: list[ClearedResult]
     launches: int

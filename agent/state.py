@@ -140,6 +140,8 @@ class Confirmation(BaseModel):
     confirmed_before: list[str] = Field(default_factory=list)  # both ways, before completeness
     # needed, but a share whose interval reaches below [judge] min_share: id -> [r, low, high]
     negligible: dict[str, list[float]] = Field(default_factory=dict)
+    # in the set, but a deleted file that comes along for a member: id -> that member
+    carried: dict[str, str] = Field(default_factory=dict)
 
 
 class RangeState(BaseModel):
