@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agent.rest_of_range import MAX_SEARCHES, MIN_LAUNCHES, joined, rest_after
 from agent.session import LLMOptions, Session, console_echo, saved_values, target_or_seed_lab
 from agent.symptom import parse_symptom
 from agent.views import LaunchProgress, progress_bar
@@ -44,23 +45,31 @@ def investigate(
             if config.host is not None  # the repo is on the node
             else Path(open_repo(target_repo(config, target_dir)).working_tree_dir or target_dir)
         )
-        with (
-            progress_bar(console) as bar,
-            Session.start(
-                target_dir,
-                symptom_text,
-                sessions_root(cwd, repo_root),
-                lab=lab,
-                good=good,
-                max_launches=max_launches,
-                max_minutes=max_minutes,
-                echo=console_echo(console),
-                progress=LaunchProgress(bar, "gathering facts"),
-                llm=llm,
-            ) as session,
-        ):
-            started = True
-            result = _run_interruptible(session, console)
+        budget = max_launches or config.budget.max_launches
+        results: list[dict] = []
+        search_from = good
+        while True:
+            with (
+                progress_bar(console) as bar,
+                Session.start(
+                    target_dir,
+                    symptom_text,
+                    sessions_root(cwd, repo_root),
+                    lab=lab,
+                    good=search_from,
+                    max_launches=budget - sum(r["launches"] for r in results),
+                    max_minutes=max_minutes,
+                    echo=console_echo(console),
+                    progress=LaunchProgress(bar, "gathering facts"),
+                    llm=llm,
+                ) as session,
+            ):
+                started = True
+                results.append(_run_interruptible(session, console))
+            search_from = _search_on_from(results, budget, console)
+            if search_from is None:
+                break
+        result = joined(results)
         finished = True
     finally:
         # kept while a session may still resume on it; gone once finished or never started
@@ -68,6 +77,17 @@ def investigate(
             remove_lab(target_dir)
     _print_result(result, console, as_json)
     return result
+
+
+def _search_on_from(results: list[dict], budget: int, console: Console) -> str | None:
+    """Where to search again: later commits hold more of the gap than the first bad commit
+    found last, and the budget has room for another search."""
+    search_from = rest_after(results[-1])
+    left = budget - sum(r["launches"] for r in results)
+    if search_from is None or left < MIN_LAUNCHES or len(results) == MAX_SEARCHES:
+        return None
+    console.print(f"later commits hold more of the gap: searching on from {search_from[:12]}")
+    return search_from
 
 
 def _run_interruptible(session: Session, console: Console) -> dict:
@@ -179,3 +199,8 @@ def _print_result(result: dict, console: Console, as_json: bool) -> None:
             f"[bold]{result['status']}[/bold] after {result['launches']} launches; "
             f"report: {result['session_dir']}/report.md"
         )
+        for rest in result.get("rest", []):
+            console.print(
+                f"then from {rest['good'][:12]}: [bold]{rest['status']}[/bold] after "
+                f"{rest['launches']} launches (session {rest['session']})"
+            )

@@ -20,6 +20,7 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
     b = state.bisection
     if b is None or not b.done:
         return None
+    outside = _outside(state)
     return BisectionResult(
         first_bad=first_bad_commit(state, repo),
         parent=b.parent_sha,
@@ -36,7 +37,8 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
             if s.verdict
         ],
         range_share=_range_share(state),
-        outside=_outside(state),
+        outside=[words for _, words in outside],
+        rest_after=b.first_bad.sha if any(where == LATER for where, _ in outside) else None,
     )
 
 
@@ -73,30 +75,40 @@ def _range_share(state: InvestigationState) -> float | None:
     return (first - parent) / (bad - good) if bad != good else None
 
 
-def _outside(state: InvestigationState) -> list[str]:
+def _outside(state: InvestigationState) -> list[tuple[str, str]]:
     """The range's bad end worse than the first bad commit, or its good end better than the
-    commit's parent, significantly (1 %): part of the regression lies outside the commit, and
-    was not searched there."""
+    commit's parent, significantly (1 %) and by at least [judge] min_share of the range's gap:
+    part of the regression lies outside the commit. Each: (where, in words)."""
     b = state.bisection
     assert b is not None
     line = b.mainline or b.states
     sign = 1 if state.worse == "higher" else -1
+    ends = [_values(state, s) for s in (line[0], line[-1])]
+    gap = (level(ends[1]) - level(ends[0])) * sign if all(ends) else 0.0
     said = []
     pairs = (
-        (line[-1], b.first_bad, "the range's bad end", "later commits"),
+        (line[-1], b.first_bad, "the range's bad end", LATER),
         (b.parent, line[0], "the first bad commit's parent", "earlier commits"),
     )
     for worse, better, name, where in pairs:
         a, c = _values(state, worse), _values(state, better)
-        if not a or not c or worse.sha == better.sha:
+        if not a or not c or worse.sha == better.sha or gap <= 0:
             continue
         p = p_equal(level(a), len(a), level(c), len(c), noise(state))
-        if p <= ALPHA and (level(a) - level(c)) * sign > 0:
+        share = (level(a) - level(c)) * sign / gap
+        if p <= ALPHA and share >= state.min_share:
             said.append(
-                f"{name} measures {math.exp(level(a)):.3g} against {math.exp(level(c)):.3g} "
-                f"(p = {p:.2g}): part of the regression lies in {where}, not searched"
+                (
+                    where,
+                    f"{name} measures {math.exp(level(a)):.3g} against "
+                    f"{math.exp(level(c)):.3g} (p = {p:.2g}, {share:.0%} of the range's gap): "
+                    f"part of the regression lies in {where}",
+                )
             )
     return said
+
+
+LATER = "later commits"
 
 
 def bisection_lines(r: InvestigationResult) -> list[str]:

@@ -175,6 +175,20 @@ class BisectionResult(BaseModel):
     range_share: float | None = None
     # where the range's ends differ significantly from the step's: causes outside the commit
     outside: list[str] = []
+    # the first bad commit, when later commits hold part of the gap: the good end of the
+    # search for the rest (`investigate` goes on from it)
+    rest_after: str | None = None
+
+
+class RestSearch(BaseModel):
+    """A search of the range after the first bad commit (agent/rest_of_range.py)."""
+
+    session: str
+    good: str  # the first bad commit it searched on from
+    status: str
+    first_bad: str | None
+    culprits: list[str]
+    launches: int
 
 
 class InvestigationResult(BaseModel):
@@ -215,6 +229,8 @@ class InvestigationResult(BaseModel):
     decomposition: dict[str, PartResult] | None = None
     # a commit range bisected on its commits' own trees (absent: no range, or not bisected)
     bisection: BisectionResult | None = None
+    # the searches after the first bad commit, where later commits hold more of the gap
+    rest: list[RestSearch] = []
 
 
 class ResultSummary(BaseModel):

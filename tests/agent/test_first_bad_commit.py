@@ -201,22 +201,34 @@ def test_a_session_stopped_inside_the_first_bad_commit_resumes_there(tmp_path: P
     assert hunk["commit"]["sha"] == culprit and "DELAY_S" in hunk["diff"]
 
 
-def test_a_cause_in_a_later_commit_is_said_not_hidden(tmp_path: Path) -> None:
+def test_a_cause_in_a_later_commit_is_searched_after_the_first(tmp_path: Path) -> None:
     """Two causes in two commits: the first bad commit holds most of the gap (judged at the bad
     level), a later commit the rest. The report says the range's bad end is worse than the
-    commit found, and that the rest was not searched."""
+    commit found, and the search goes on from that commit, as git bisect run again from there
+    would: the later commit is found too, each with its own hunk."""
     repo = _repo(tmp_path)
     files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
     _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
     repo.create_tag("good")
+    shas = {}
     for n in range(1, 7):
-        text = {2: SLOW_CACHE, 5: SLOW_CACHE.replace("DELAY_S)", "DELAY_S * 1.5)")}.get(n)
-        _commit(repo, {"mylib/cache.py": text} if text else {f"docs/p{n}.md": f"{n}\n"}, f"c{n}")
-    result = investigate(tmp_path, "work_ms 31 (was 1)")
+        text = {2: SLOW_CACHE, 5: SLOW_CACHE.replace("DELAY_S)", "DELAY_S * 2)")}.get(n)
+        files = {"mylib/cache.py": text} if text else {f"docs/p{n}.md": f"{n}\n"}
+        shas[n] = _commit(repo, files, f"c{n}")
+    result = investigate(tmp_path, "work_ms 41 (was 1)")
 
     assert result["status"] == "confirmed", result["notes"]
     assert result["bisection"]["first_bad"]["subject"] == "c2"
     [outside] = result["bisection"]["outside"]
-    assert "the range's bad end" in outside and "later commits, not searched" in outside
+    assert "the range's bad end" in outside and "later commits" in outside
+    assert result["bisection"]["rest_after"] == shas[2]
+    [rest] = result["rest"]
+    assert rest["good"] == shas[2] and rest["status"] == "confirmed", rest
+    assert rest["first_bad"] == shas[5]
+    later = json.loads(
+        (Path(result["session_dir"]).parent / rest["session"] / "result.json").read_text()
+    )
+    [hunk] = later["culprits"]
+    assert "DELAY_S * 2" in hunk["diff"] and hunk["commit"]["sha"] == shas[5]
     report = (Path(result["session_dir"]) / "report.md").read_text()
-    assert outside in report
+    assert outside in report and f"`{shas[5][:12]}` is the next bad commit" in report
