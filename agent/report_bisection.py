@@ -38,7 +38,10 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
         ],
         range_share=_range_share(state),
         outside=[words for _, words in outside],
-        rest_after=b.first_bad.sha if any(where == LATER for where, _ in outside) else None,
+        # searched inside the commit only (a partial one sends the search over the range)
+        rest_after=b.first_bad.sha
+        if b.narrowed and any(where == LATER for where, _ in outside)
+        else None,
     )
 
 
