@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import git
 
-from agent.phases.carried import CARRIED, set_aside_carried
 from agent.report_bisection import bisection_result, first_bad_commit
 from agent.report_markdown import render_markdown
 from agent.result import (
@@ -36,8 +35,17 @@ if TYPE_CHECKING:
     from agent.graph import Context
 
 
+# why a member of the set is carried, not named (agent/phases/carried.py)
+DELETED = "a deleted file, whose code never runs in the bad state; it came back for its partner"
+FOR_REVERT = "reverting its partner needs it too; applying the partner alone to good reproduces"
+
+
+def _candidate(state: InvestigationState, cid: str) -> Candidate:
+    return next(c for c in state.candidates if c.id == cid)
+
+
 def _summary(state: InvestigationState, cid: str) -> str:
-    c = next(c for c in state.candidates if c.id == cid)
+    c = _candidate(state, cid)
     if c.kind == "hunk":
         added = [line.strip() for line in c.added_lines() if line.strip()]
         what = added[0] if added else ("removes lines" if c.removed else "the whole file")
@@ -65,7 +73,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
     first_bad = first_bad_commit(state, repo)  # read once, for every culprit
     out = []
     for cid in [cid for cid in conf.culprits if cid not in conf.carried]:
-        c = next(c for c in state.candidates if c.id == cid)
+        c = _candidate(state, cid)
         alone = next(
             (
                 k
@@ -149,8 +157,10 @@ def _culprit_evidence(state: InvestigationState, whole: Share | None) -> list[st
         )
     applied = restored_share(state, conf.apply_key)
     if applied is not None:
+        named = [cid for cid in conf.culprits if cid not in conf.carried]
+        it = "it" if len(named) == len(conf.culprits) else f"{{{', '.join(named)}}}"
         evidence.append(
-            f"applying exactly it to the good state gives "
+            f"applying exactly {it} to the good state gives "
             f"{_value(state, conf.apply_key):.3g} {unit} "
             f"({_launches(len(state.configs[conf.apply_key].values))}): "
             f"{1 - applied[0]:.0%} of the regression reproduced"
@@ -166,7 +176,8 @@ def _clear_the_rest(state: InvestigationState) -> None:
     for cid, h in state.hypotheses.items():
         if cid in conf.carried:
             h.status = "dropped"
-            h.evidence.append(f"carried with {conf.carried[cid]}: {CARRIED}")
+            why = DELETED if _candidate(state, cid).deletes_file() else FOR_REVERT
+            h.evidence.append(f"carried with {conf.carried[cid]}: {why}")
         elif cid in conf.culprits:
             h.status = "confirmed"
         elif h.status == "open":
@@ -276,8 +287,6 @@ def _result(
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
-    if state.confirmation and state.status in ("confirmed", "suspected"):
-        set_aside_carried(state, state.confirmation)
     culprits, whole = _culprits(state, ctx.repo)
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])

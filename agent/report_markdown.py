@@ -93,8 +93,9 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
         ]
     if r.carried:
         lines += [
-            "Carried with the culprits (deleted files the set brings back for them to import; "
-            "their code never runs in the bad state): "
+            "Carried with the culprits (needed for the set to build, never a cause: the revert "
+            "of a culprit needs them too while applying the culprits alone reproduces the "
+            "regression, or deleted files, whose code never runs in the bad state): "
             + ", ".join(f"{cid} (with {partner})" for cid, partner in r.carried.items()),
             "",
         ]

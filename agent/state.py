@@ -86,6 +86,9 @@ class Link(BaseModel):
     a: str
     b: str
     reason: str  # "parser-406346 calls `_split_tokens`, defined in parser-2fb423"
+    # when a needs b: "apply" (a's new lines use what b adds), "revert" (a's old lines use
+    # what b removes), "both" (tools/code_paths/dependencies.py)
+    when: Literal["apply", "revert", "both"] = "both"
 
 
 class Hypothesis(BaseModel):
@@ -142,6 +145,7 @@ class Confirmation(BaseModel):
     negligible: dict[str, list[float]] = Field(default_factory=dict)
     # in the set, but a deleted file that comes along for a member: id -> that member
     carried: dict[str, str] = Field(default_factory=dict)
+    trials: list[list[str]] = Field(default_factory=list)  # smaller sets applied to good
 
 
 class RangeState(BaseModel):

@@ -27,6 +27,9 @@ from agent.levels import (
     request,
     unresolved,
 )
+from agent.phases.attribute import apply_verdict, best_trial, next_trial
+from agent.phases.carried import carried_deletions, set_aside_carried
+from agent.phases.gap import gap_holds, gap_launch
 from agent.phases.inseparable import cannot_run, say_inseparable
 from agent.phases.negligible import set_aside_negligible
 from agent.phases.remainder import (
@@ -38,7 +41,7 @@ from agent.phases.remainder import (
 )
 from agent.shares import contrast_share, restored_share
 from agent.state import Confirmation, InvestigationState, PlannedLaunch
-from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, calibrate, p_contrast
+from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, p_contrast
 
 MAX_ROUNDS = 3
 
@@ -110,6 +113,8 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         state.phase = "search"
         return
     state.status = outcome  # "confirmed", "suspected" or "inconclusive"
+    if outcome != "inconclusive":  # what comes along for the culprits is named apart
+        set_aside_carried(state, state.confirmation, apply_verdict(state))
     if outcome == "inconclusive":
         log("plan", "verdict", f"inconclusive: {state.notes[-1] if state.notes else ''}")
     else:
@@ -146,28 +151,19 @@ def _launch(state: InvestigationState, key: str, why: str) -> PlannedLaunch:
 def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:
     conf = state.confirmation
     assert conf is not None
-    revert, apply = state.configs[conf.revert_key], state.configs[conf.apply_key]
+    revert = state.configs[conf.revert_key]
     names = ", ".join(conf.culprits)
-    if (gap := _gap_launch(state)) is not None:
+    if (gap := gap_launch(state)) is not None:
         return gap
     if _needs_launch(state, conf.revert_key, False):
         return _launch(state, conf.revert_key, f"confirm: revert exactly {{{names}}}")
+    if (trial := _attribution_launch(state, conf)) is not None:
+        return trial  # the apply side first on the smaller sets that build (attribute.py)
+    apply = state.configs[conf.apply_key]
     if _needs_launch(state, conf.apply_key, True):
         return _launch(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
-    for ref_key, key, apply_side in (
-        (state.bad_key, conf.apply_key, True),
-        (state.good_key, conf.revert_key, False),
-    ):
-        ref = state.configs[ref_key]
-        if len(ref.values) < 2 and _verdict(state, key, apply_side) == "partial":
-            # a share of a gap whose end was measured once may be that launch's luck (a cold
-            # first launch, an instrumented one): measure that end again before believing it
-            return request(
-                state,
-                ref_key,
-                f"confirm: replicate {ref.label}, measured once, "
-                f"before taking {state.configs[key].label} as partial",
-            )
+    if (end := _end_measured_once(state, conf)) is not None:
+        return end
     if not noise_is_measured(state):
         # replicates of the two counterfactuals (equal to the references) measure the noise
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
@@ -203,6 +199,48 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
             f"confirm: a remainder after {{{names}}}? (p = {p:.2g} on {launches} launches)",
         )
     return None
+
+
+def _end_measured_once(state: InvestigationState, conf: Confirmation) -> PlannedLaunch | None:
+    """A share of a gap whose end was measured once may be that launch's luck (a cold first
+    launch, an instrumented one): that end again before a partial verdict is believed."""
+    for ref_key, key, apply_side in (
+        (state.bad_key, conf.apply_key, True),
+        (state.good_key, conf.revert_key, False),
+    ):
+        ref = state.configs[ref_key]
+        if len(ref.values) < 2 and _verdict(state, key, apply_side) == "partial":
+            return request(
+                state,
+                ref_key,
+                f"confirm: replicate {ref.label}, measured once, "
+                f"before taking {state.configs[key].label} as partial",
+            )
+    return None
+
+
+def _attribution_launch(state: InvestigationState, conf: Confirmation) -> PlannedLaunch | None:
+    """Once reverting the set restores: the apply side on the smaller sets that build applied
+    to good (attribute.py), each until clear; the apply side of the confirmation is then the
+    smallest that reproduces the regression (the whole set when none does)."""
+    if _verdict(state, conf.revert_key, False) != "restored":
+        return None
+    verdict = apply_verdict(state)
+    for tried in conf.trials:
+        key = ensure_config(state, set(tried)).key
+        if _needs_launch(state, key, True):
+            return _launch(state, key, f"attribute: apply only {{{', '.join(tried)}}} to good")
+    causes = {cid for cid in conf.culprits if cid not in carried_deletions(state, conf.culprits)}
+    best = best_trial(state, conf, causes, verdict)
+    if best != causes:
+        conf.apply_key = ensure_config(state, best).key
+    trial = next_trial(state, conf, causes, verdict)
+    if trial is None:
+        return None
+    conf.trials.append(sorted(trial))
+    key = ensure_config(state, trial).key
+    names = ", ".join(sorted(trial))
+    return _launch(state, key, f"attribute: apply only {{{names}}} to good (the rest comes along?)")
 
 
 UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
@@ -247,42 +285,6 @@ def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool |
             return True if not partial or len(without.values) > 1 else None
     lost = restored_share(state, without_key)  # the share of the gap missing without it
     return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
-
-
-GAP_LAUNCHES = 10  # each reference's launches before the strict gap test may fail
-
-
-def _gap(state: InvestigationState) -> tuple[bool, str]:
-    """The gap re-tested on every launch of the references, at the strict level (calibration's
-    rule for a regression); and why not."""
-    bad, good = state.configs[state.bad_key].values, state.configs[state.good_key].values
-    n = noise(state)
-    result = calibrate(bad, good, n, state.worse, max_each=len(bad) + 1, margin=0.0, alpha=ALPHA)
-    return result.status == "regression", (
-        f"the gap ({result.gap:+.1%}) is not significant at {ALPHA:.0%} on all "
-        f"{len(bad)} + {len(good)} launches of the references (p = {result.p:.2g}, "
-        f"launch noise {n.sigma:.1%}): the regression is within this bench's noise"
-    )
-
-
-def _gap_launch(state: InvestigationState) -> PlannedLaunch | None:
-    """Another launch of the less-measured reference while the strict gap test fails and the
-    references have had fewer than GAP_LAUNCHES each (the search's level started on less)."""
-    bad, good = state.configs[state.bad_key], state.configs[state.good_key]
-    if _gap(state)[0] or min(len(bad.values), len(good.values)) >= GAP_LAUNCHES:
-        return None
-    ref = bad if len(bad.values) <= len(good.values) else good
-    return request(
-        state, ref.key, f"confirm: the gap is not yet significant at 1 %; replicate {ref.label}"
-    )
-
-
-def gap_holds(state: InvestigationState) -> bool:
-    """The strict gap test (a note when it does not hold)."""
-    holds, why = _gap(state)
-    if not holds:
-        state.notes.append(why)
-    return holds
 
 
 Outcome = Literal["confirmed", "suspected", "inconclusive", "search"]

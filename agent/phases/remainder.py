@@ -9,6 +9,8 @@ reported as unexplained. A remainder under MIN_REMAINDER of the gap is only repo
 from __future__ import annotations
 
 from agent.levels import all_ids, between, ensure_config
+from agent.phases.attribute import apply_verdict
+from agent.phases.carried import set_aside_carried
 from agent.phases.search import names_used
 from agent.state import Confirmation, InvestigationState, Task
 from agent.stats import SEARCH_ALPHA
@@ -27,6 +29,7 @@ def keep_confirmed_on_budget(state: InvestigationState) -> bool:
     )
     back_to(state, conf, conf.confirmed_before)
     state.status = "confirmed"
+    set_aside_carried(state, conf, apply_verdict(state))
     return True
 
 

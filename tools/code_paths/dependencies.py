@@ -44,10 +44,16 @@ _CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
 _CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
+Needed = Literal["apply", "revert", "both"]
+
+
 class DependencyLink(BaseModel):
     a: str  # the candidate that needs b (the user, the importer)
     b: str  # the candidate that provides it (the definer, the module added or deleted)
     reason: str  # "parser-406346 calls `_split_tokens`, defined in parser-2fb423"
+    # when a needs b: "apply" (a's new lines use what b adds: applying a to good needs b),
+    # "revert" (a's old lines use what b removes: reverting a on bad needs b reverted), "both"
+    when: Needed = "both"
 
 
 class Dependencies(BaseModel):
@@ -166,9 +172,24 @@ class _Provided:
 _Links = dict[frozenset[str], DependencyLink]  # one link (the first reason) per pair
 
 
-def _link(links: _Links, a: str, b: str, reason: str) -> None:
-    if a != b:
-        links.setdefault(frozenset((a, b)), DependencyLink(a=a, b=b, reason=reason))
+def _link(links: _Links, a: str, b: str, reason: str, when: Needed = "both") -> None:
+    if a == b:
+        return
+    pair = frozenset((a, b))
+    known = links.get(pair)
+    if known is None:
+        links[pair] = DependencyLink(a=a, b=b, reason=reason, when=when)
+    elif (known.a, known.when) != (a, when):  # needed another way too: both ways
+        known.when = "both"
+
+
+# what a hunk provides, and when a user of it needs that hunk (see DependencyLink.when)
+_WHEN: dict[str, Needed] = {
+    "defined": "apply",
+    "added": "apply",
+    "removed": "revert",
+    "deleted": "revert",
+}
 
 
 def _named(module: ModuleNames | None, lines: set[int]) -> dict[str, Definition]:
@@ -245,11 +266,11 @@ def _file_links(hunks: list[_Hunk], modules: _Sources, index: _Index, links: _Li
                 for path in sorted(index.get(dotted, set()) & providers.keys() - {h.path}):
                     other, change = providers[path]
                     said = f"imports `{dotted}`, a module {other.c.id} {change}"
-                    _link(links, h.c.id, other.c.id, f"{h.c.id} {said}")
+                    _link(links, h.c.id, other.c.id, f"{h.c.id} {said}", _WHEN[change])
         for word in sorted(h.files & by_name.keys()):
             other, change = providers[by_name[word]]
             said = f"names `{word}`, a file {other.c.id} {change}"
-            _link(links, h.c.id, other.c.id, f"{h.c.id} {said}")
+            _link(links, h.c.id, other.c.id, f"{h.c.id} {said}", _WHEN[change])
 
 
 def _use_links(hunks: list[_Hunk], modules: _Sources, index: _Index, links: _Links) -> None:
@@ -266,7 +287,8 @@ def _use_links(hunks: list[_Hunk], modules: _Sources, index: _Index, links: _Lin
         found = [(p, name) for name in sorted(used & provided.keys()) for p in provided[name]]
         for p, name in sorted(found, key=lambda pn: pn[0].event == "renamed to"):  # new names first
             if p.hunk is not h and _reaches(h, p, name, imports[h.path]):
-                _link(links, h.c.id, p.hunk.c.id, _reason(h, p, name))
+                when = _WHEN.get(p.event, "both")
+                _link(links, h.c.id, p.hunk.c.id, _reason(h, p, name), when)
     for (path, name), (first, *others) in moves.items():
         for other in others:
             said = f"{first.c.id} and {other.c.id} move `{name}` within {path}"

@@ -6,6 +6,7 @@ polynomially on a crafted name. The input is a bad wheel filename of many
 name before it touches the disk and raises "Bad wheel filename" (what
 `wheel unpack <name>` does). Trees before wheel/wheelfile.py existed keep the
 same class in wheel/install.py, so the bench falls back to that."""
+
 import os
 import sys
 
@@ -16,9 +17,11 @@ TREE = os.path.abspath(sys.argv[1])
 sys.path.insert(0, TREE)
 
 import warnings  # noqa: E402
+
 warnings.simplefilter("ignore", DeprecationWarning)  # distutils/imp on 3.11
 
 import wheel  # noqa: E402
+
 assert os.path.dirname(wheel.__file__).startswith(TREE), wheel.__file__
 try:
     from wheel.wheelfile import WheelFile  # noqa: E402  (0.32.0 and later)
