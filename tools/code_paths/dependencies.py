@@ -6,11 +6,11 @@ linked: one that defines, renames, removes or re-signs a name (function, class, 
 module-level assignment, import alias) and each that uses it in its changed lines (in its file,
 or in a file importing it from that module or using it as the module's attribute); the two ends
 of a definition moved within a file; a file added or deleted and each hunk whose changed lines
-import (Python) or name (any file) it; hunks of a file that only compile together
-(syntax_links.py). Definitions and imports come from each side's syntax tree,
-uses at grep level, so unparsable code defines nothing. Names too common to mean anything
-(builtins, keywords, dunders, `self`, one or two letters) never link. Dicts keyed by name keep it
-O(names + hunks): thousands of hunks take about a second.
+import (Python) or name (any file) it; a file deleted and its renamed copy added; hunks of a
+file that only compile together (syntax_links.py). Definitions and imports come from each
+side's syntax tree, uses at grep level, so unparsable code defines nothing. Names too common to
+mean anything (builtins, keywords, dunders, `self`, one or two letters) never link. Dicts keyed
+by name keep it O(names + hunks): thousands of hunks take about a second.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import PurePosixPath
 from typing import Literal
 
@@ -256,6 +257,24 @@ def _reason(h: _Hunk, p: _Provided, name: str) -> str:
     return f"{h.c.id} {verb} `{name}`, {said}"
 
 
+RENAMED = 0.5  # git's own threshold for calling a deleted and an added file one, renamed
+
+
+def _rename_links(hunks: list[_Hunk], links: _Links) -> None:
+    """A file deleted and one added under the same name elsewhere, mostly the same lines (a
+    package renamed, as git -M sees it): one file moved, so they move together."""
+    added: dict[str, list[_Hunk]] = {}
+    for h in hunks:
+        if file_change(h.c) == "added":
+            added.setdefault(PurePosixPath(h.path).name, []).append(h)
+    for gone in (h for h in hunks if file_change(h.c) == "deleted"):
+        for new in added.get(PurePosixPath(gone.path).name, []):
+            old_lines, new_lines = gone.c.removed_lines(), new.c.added_lines()
+            if SequenceMatcher(None, old_lines, new_lines).ratio() >= RENAMED:
+                said = f"{gone.c.id} and {new.c.id} are {gone.path} renamed to {new.path}"
+                _link(links, new.c.id, gone.c.id, said)
+
+
 def _file_links(hunks: list[_Hunk], modules: _Sources, index: _Index, links: _Links) -> None:
     """A module (or any file) added or deleted, and each hunk that imports (or names) it."""
     providers = {h.path: (h, change) for h in hunks if (change := file_change(h.c)) != "modified"}
@@ -313,6 +332,7 @@ def dependencies(
     index = _index(p for p in paths if p.endswith(".py"))
     links: _Links = {}
     _file_links(hunks, modules, index, links)
+    _rename_links(hunks, links)
     _use_links(hunks, modules, index, links)
     for a, b, reason in compile_ties(candidates, good_sources, bad_sources):
         _link(links, a, b, reason)
