@@ -25,7 +25,7 @@ from agent.result import (
 )
 from agent.shares import clipped, restored_share, share_between
 from agent.state import InvestigationState
-from tools.code_paths.dependencies import changed_line_numbers
+from tools.code_paths.dependencies import changed_line_numbers, file_change
 from tools.repo.candidates import Candidate
 from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commits_of
@@ -176,7 +176,8 @@ def _clear_the_rest(state: InvestigationState) -> None:
     for cid, h in state.hypotheses.items():
         if cid in conf.carried:
             h.status = "dropped"
-            why = DELETED if _candidate(state, cid).deletes_file() else FOR_REVERT
+            deleted = file_change(_candidate(state, cid)) == "deleted"
+            why = DELETED if deleted else FOR_REVERT
             h.evidence.append(f"carried with {conf.carried[cid]}: {why}")
         elif cid in conf.culprits:
             h.status = "confirmed"

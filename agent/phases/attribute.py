@@ -54,7 +54,9 @@ def apply_closure(state: InvestigationState, ids: set[str], within: set[str]) ->
         grown |= more
 
 
-def outcomes(state: InvestigationState, conf: Confirmation, verdict: Verdict) -> list:
+def outcomes(
+    state: InvestigationState, conf: Confirmation, verdict: Verdict
+) -> list[tuple[set[str], str]]:
     """Each trial so far with its outcome: restored, none, partial, unknown or unresolved."""
     out = []
     for trial in conf.trials:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from agent.phases.attribute import Verdict, best_trial
 from agent.state import Confirmation, InvestigationState
+from tools.code_paths.dependencies import file_change
 
 
 def carried_deletions(state: InvestigationState, ids: list[str]) -> dict[str, str]:
     """The linked file deletions among `ids`: id -> the member they come along for."""
     members = set(ids)
-    deleted = {c.id for c in state.candidates if c.id in members and c.deletes_file()}
+    deleted = {c.id for c in state.candidates if c.id in members and file_change(c) == "deleted"}
     reach = sorted(members - deleted)  # breadth first from the members that can be causes
     partner = {cid: cid for cid in reach}
     while reach:

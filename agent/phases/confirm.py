@@ -124,10 +124,10 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
     """restored / none / partial; "unresolved" when it cannot run, "unknown" while unclear."""
+    if apply_side:  # reproduces the regression: sits at the bad end, measured from good
+        return apply_verdict(state)(key)
     if unresolved(state.configs[key]):
         return "unresolved"
-    if apply_side:  # reproduces the regression: sits at the bad end, measured from good
-        return between(state, key, state.good_key, state.bad_key).verdict
     return between(state, key, state.bad_key, state.good_key).verdict
 
 

@@ -79,10 +79,6 @@ class Candidate(BaseModel):
         """The lines this hunk adds (without their '+')."""
         return [row[1:] for row in self.body_lines() if row.startswith("+")]
 
-    def deletes_file(self) -> bool:
-        """The hunk deletes its whole file (git's header says so)."""
-        return "\ndeleted file mode " in self.patch  # every patch opens with `diff --git`
-
     def removed_lines(self) -> list[str]:
         """The lines this hunk removes (without their '-')."""
         return [row[1:] for row in self.body_lines() if row.startswith("-")]
