@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -234,16 +233,18 @@ def paths(
         repo = repo or target.source_dir()
         files = files or sorted({c.file for c in target.cands.candidates if c.file})
     server_args, line, text = _startup_log(log)
-    if arch is None:
-        found = re.search(r"Load weight end\. type=(\w+)", text)
-        arch = found.group(1) if found else None
     device = _device(gpu, text, log)
-    report = classify(files, package_root(repo), server_args, line, arch, device)
+    report = classify(files, package_root(repo), server_args, line, arch, device, text)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
     if report.gpu:
         typer.echo(f"GPU: {report.gpu.describe()} ({report.gpu.source})")
+    for serving in report.servings:
+        typer.echo(
+            f"{serving.role}: {serving.architecture or 'architecture unknown'}, attention "
+            f"{', '.join(serving.backends) or 'unknown'}"
+        )
     for verdict in report.files:
         typer.echo(f"{verdict.status:>7}  {verdict.path}")
         for evidence in verdict.evidence:

@@ -9,17 +9,15 @@ shell (`Node.shell`, the same on this machine and over SSH).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from agent.relevance import Facts, untraced
 from agent.state import InvestigationState
+from tools.code_paths.serving import loaded_architectures
 from tools.experiment import ExperimentResult
 from tools.gpu.info import GpuInfo
 from tools.gpu.log import gpu_from_log
 from tools.sglang.log import parse_log_file
-
-_LOADED_TYPE = re.compile(r"Load weight end\. type=(\w+)")
 
 
 def facts_from(
@@ -40,7 +38,7 @@ def facts_from(
             break
     architectures = list((result.model_info or {}).get("architectures") or [])
     if not architectures:
-        architectures = sorted(set(_LOADED_TYPE.findall(text)))[:1]
+        architectures = loaded_architectures(text)[:1]  # the target's; a draft's comes after
     facts = Facts(
         server_args=parsed.server_args,
         server_args_line=args_line,

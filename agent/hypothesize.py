@@ -26,9 +26,13 @@ UNUSED = ("file never imported", "file never opened")  # the trace's verdicts: n
 
 
 def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:
+    """`path` as commit `sha` holds it; None where it has no such file. Read through
+    GitPython's object database (one `git cat-file --batch` for all), not a `git show` per
+    file: a release range holds hundreds of files."""
     try:
-        return repo.git.show(f"{sha}:{path}", strip_newline_in_stdout=False)
-    except git.GitCommandError:
+        blob = repo.commit(sha).tree / path
+        return blob.data_stream.read().decode(errors="replace") if blob.type == "blob" else None
+    except (KeyError, ValueError, git.GitCommandError, git.BadName):
         return None
 
 

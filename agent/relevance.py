@@ -213,7 +213,11 @@ def _other_gpu(
     return None
 
 
-def _strip_docstrings(tree: ast.AST) -> str:
+@lru_cache(maxsize=32)
+def _code_of(source: str) -> str:
+    """The module's syntax tree without docstrings, dumped (cached: every hunk of a file
+    compares with the same good source)."""
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (
@@ -232,8 +236,8 @@ def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
         return None
     before, after = _apply_hunk(good_source, c)
     try:
-        same = _strip_docstrings(ast.parse(before)) == _strip_docstrings(ast.parse(after))
-    except SyntaxError:
+        same = _code_of(before) == _code_of(after)
+    except (SyntaxError, ValueError):
         return None
     if not same:
         return None

@@ -15,6 +15,9 @@ from pydantic import BaseModel
 
 RUNNER = "srt/model_executor/model_runner.py"
 ATTENTION_PKG = "sglang.srt.layers.attention."
+# where a release keeps backend modules: its attention layers, and (0.5) each platform's own
+BACKEND_PKGS = (ATTENTION_PKG, "sglang.srt.hardware_backend.")
+MLA_FLAG = "use_mla_backend"
 
 
 class Condition(BaseModel):
@@ -47,18 +50,19 @@ def module_file(module: str) -> str:
     return "srt/" + module.removeprefix("sglang.srt.").replace(".", "/") + ".py"
 
 
-def _backends(test: ast.expr) -> list[str]:
-    """The backend names a test compares `...attention_backend` with (== or in)."""
+def _selector_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _backends(test: ast.expr, selectors: frozenset[str] = frozenset()) -> list[str]:
+    """The backend names a test compares a backend selector with (== or in): an
+    `...attention_backend` attribute, or a local or parameter derived from one (`selectors`)."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return []
-    left = test.left
-    if isinstance(left, ast.Attribute):
-        name = left.attr
-    elif isinstance(left, ast.Name):
-        name = left.id
-    else:
-        name = ""
-    if not name.endswith("attention_backend"):
+    name = _selector_name(test.left)
+    if not (name.endswith(("attention_backend", "attention_backend_str")) or name in selectors):
         return []
     right = test.comparators[0]
     if isinstance(test.ops[0], ast.Eq) and isinstance(right, ast.Constant):
@@ -68,16 +72,43 @@ def _backends(test: ast.expr) -> list[str]:
     return []
 
 
+def selector_names(tree: ast.Module) -> frozenset[str]:
+    """Names that hold a backend's name: the parameters of a function named for choosing an
+    attention backend (`_get_attention_backend_from_str(self, backend_str)`), and locals
+    assigned from an `...attention_backend` attribute."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and "attention_backend" in node.name:
+            found.update(a.arg for a in node.args.args if a.arg != "self")
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(n, ast.Attribute) and n.attr.endswith("attention_backend")
+            for n in ast.walk(node.value)
+        ):
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(found)
+
+
+def mentions_mla(test: ast.expr) -> bool:
+    """A test of the model's attention kind (`runner.use_mla_backend`), decided per model."""
+    return any(isinstance(n, ast.Attribute) and n.attr == MLA_FLAG for n in ast.walk(test))
+
+
 def _flag(test: ast.expr) -> tuple[str | None, bool]:
     """`server_args.NAME` -> (NAME, True); `not server_args.NAME` -> (NAME, False)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         name, when = _flag(test.operand)
-        return name, not when
+        # not a server argument (`not _is_hip`): the test stays as written, to hold as is
+        return (name, not when) if name is not None else (None, True)
     if isinstance(test, ast.Attribute):
         owner = test.value
         if (getattr(owner, "attr", None) or getattr(owner, "id", "")) == "server_args":
             return test.attr, True
     return None, True
+
+
+def server_flag(test: ast.expr) -> bool:
+    """A test of one server argument (`runner.server_args.enable_double_sparsity`)."""
+    return _flag(test)[0] is not None
 
 
 Branching = Callable[[ast.expr], bool]  # does an `if` with this test make its body conditional
@@ -108,15 +139,16 @@ def uses(
     direct: set[str],
     conditional: dict[str, Condition],
     unders: tuple[tuple[ast.expr, bool], ...] = (),
+    selectors: frozenset[str] = frozenset(),
 ) -> None:
     """The backend modules `stmts` use (by a name of `names` or by import), each either
     directly or under the `if` tests that `branching` accepts."""
     for stmt in stmts:
-        if isinstance(stmt, ast.If) and not _backends(stmt.test):
+        if isinstance(stmt, ast.If) and not _backends(stmt.test, selectors):
             more = ((stmt.test, True),) if branching(stmt.test) else ()
-            uses(stmt.body, names, branching, direct, conditional, unders + more)
+            uses(stmt.body, names, branching, direct, conditional, unders + more, selectors)
             less = ((stmt.test, False),) if more else ()
-            uses(stmt.orelse, names, branching, direct, conditional, unders + less)
+            uses(stmt.orelse, names, branching, direct, conditional, unders + less, selectors)
             continue
         if isinstance(stmt, ast.For | ast.While | ast.With | ast.Try):
             for block in (
@@ -125,7 +157,7 @@ def uses(
                 getattr(stmt, "finalbody", []),
                 *(h.body for h in getattr(stmt, "handlers", [])),
             ):
-                uses(block, names, branching, direct, conditional, unders)
+                uses(block, names, branching, direct, conditional, unders, selectors)
             continue
         found = {names[n.id] for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in names}
         found |= {
@@ -133,7 +165,7 @@ def uses(
             for n in ast.walk(stmt)
             if isinstance(n, ast.ImportFrom)
             and n.module is not None
-            and n.module.startswith(ATTENTION_PKG)
+            and n.module.startswith(BACKEND_PKGS)
         }
         for module in found:
             if not unders:
@@ -155,13 +187,14 @@ def read_branches(pkg: Path) -> list[Registration]:
         and node.module.startswith(ATTENTION_PKG)
         for alias in node.names
     }
+    selectors = selector_names(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
-            for backend in _backends(node.test):
+            for backend in _backends(node.test, selectors):
                 direct: set[str] = set()
                 conditional: dict[str, Condition] = {}
-                uses(node.body, names, lambda _: True, direct, conditional)
+                uses(node.body, names, lambda _: True, direct, conditional, (), selectors)
                 found.append(
                     Registration(
                         backend=backend,

@@ -24,11 +24,24 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.code_paths.branches import RUNNER, Condition, Registration, read_branches, uses
+from tools.code_paths.architectures import architecture_facts
+from tools.code_paths.branches import (
+    RUNNER,
+    Condition,
+    Registration,
+    mentions_mla,
+    read_branches,
+    server_flag,
+    uses,
+)
 from tools.code_paths.cache import SummaryCache
+from tools.code_paths.conditions import Facts, algorithm_methods
+from tools.code_paths.elsewhere import server_texts
 from tools.code_paths.imports import lookup_in, reach
 from tools.code_paths.modules import ModuleGraph
-from tools.code_paths.verdicts import ATTENTION_KEYS, FileVerdict, Judge
+from tools.code_paths.running import lazy_imports
+from tools.code_paths.serving import Serving, read_servings
+from tools.code_paths.verdicts import PROCESSES, FileVerdict, Judge
 from tools.errors import ToolError
 from tools.gpu.guards import mentions_gpu
 from tools.gpu.info import GpuInfo
@@ -39,6 +52,7 @@ REGISTRY = "srt/layers/attention/attention_registry.py"
 class PathsReport(BaseModel):
     files: list[FileVerdict]
     gpu: GpuInfo | None = None
+    servings: list[Serving] = []  # the models the server runs and their attention backends
 
 
 def package_root(repo: Path) -> Path:
@@ -72,7 +86,15 @@ def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
             ):
                 direct: set[str] = set()
                 conditional: dict[str, Condition] = {}
-                uses(node.body, {}, lambda test: mentions_gpu(test, names), direct, conditional)
+                uses(
+                    node.body,
+                    {},
+                    lambda test: (
+                        mentions_gpu(test, names) or mentions_mla(test) or server_flag(test)
+                    ),
+                    direct,
+                    conditional,
+                )
                 found.append(
                     Registration(
                         backend=str(deco.args[0].value),
@@ -92,7 +114,11 @@ def read_selection(pkg: Path, graph: ModuleGraph) -> list[Registration]:
 
 
 def _relative(path: str, pkg: Path) -> str:
-    """`python/sglang/srt/x.py`, `sglang/srt/x.py`, `srt/x.py` or `x.py` under srt/: `srt/x.py`."""
+    """`python/sglang/srt/x.py`, `sglang/srt/x.py`, `srt/x.py` or `x.py` under srt/: `srt/x.py`;
+    `sglang/test/y.py`: `test/y.py`."""
+    inside = f"{pkg.name}/"
+    if path.startswith(inside) or f"/{inside}" in path:
+        return path[path.find(inside) + len(inside) :]
     at = path.find("srt/")
     if at >= 0:
         return path[at:]
@@ -113,6 +139,27 @@ def served_file(pkg: Path, graph: ModuleGraph, architecture: str) -> str | None:
     return None
 
 
+def _lazily_imported(
+    graph: ModuleGraph, pkg: Path, roots: dict[Path, str], args: dict, servings: list[Serving]
+) -> dict[Path, str]:
+    """Modules imported inside the functions that run at startup, each with why."""
+    backends = servings[0].backends
+    facts = Facts(
+        args={**args, "attention_backend": backends[0]} if len(backends) == 1 else args,
+        algorithm=str(args.get("speculative_algorithm") or "NONE").upper(),
+        methods=algorithm_methods(pkg),
+    )
+    processes = {pkg / m for m in (*PROCESSES, RUNNER)}
+    seeds = [root for root in roots if root in processes]
+    found: dict[Path, str] = {}
+    for lazy in lazy_imports(graph, pkg, seeds, facts, server_texts(pkg)):
+        if lazy.target not in roots:
+            found.setdefault(
+                lazy.target, f"imported at {graph.display(lazy.importer)}:{lazy.line} {lazy.why}"
+            )
+    return found
+
+
 def classify(
     files: list[str],
     pkg: Path,
@@ -120,28 +167,32 @@ def classify(
     args_line: int | None,
     architecture: str | None,
     gpu: GpuInfo | None = None,
+    log_text: str = "",
 ) -> PathsReport:
     cache = SummaryCache(pkg)
     graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
     registrations = read_selection(pkg, graph)
-    active = {
-        str(server_args[k])
-        for k in ATTENTION_KEYS
-        if server_args and server_args.get(k) not in (None, "")
+    servings = (
+        read_servings(server_args or {}, args_line, log_text, architecture_facts(pkg), architecture)
+        if server_args or log_text or architecture
+        else []
+    )
+    served = {
+        s.architecture: served_file(pkg, graph, s.architecture) for s in servings if s.architecture
     }
-    served = served_file(pkg, graph, architecture) if architecture else None
     judge = Judge(
         graph=graph,
         pkg=pkg,
         registrations=registrations,
-        active=active,
+        servings=servings,
         server_args=server_args or {},
         args_line=args_line,
         gpu=gpu,
-        architecture=architecture,
         served=served,
     )
     roots = judge.roots()
+    if servings:  # a server's log: what its startup functions import lazily runs too
+        roots |= _lazily_imported(graph, pkg, roots, server_args or {}, servings)
     backend_files = {
         pkg / m for r in registrations for m in [*r.modules, *(c.module for c in r.conditional)]
     }
@@ -150,10 +201,9 @@ def classify(
         graph,
         roots,
         gpu,
-        stop=backend_files - set(roots),
         skip=lambda importer, target: importer in selectors and target in backend_files,
     )
-    judge.stops = backend_files - set(roots)
+    judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
     verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
     cache.save()  # after the verdicts: they read model files of their own
-    return PathsReport(files=verdicts, gpu=gpu)
+    return PathsReport(files=verdicts, gpu=gpu, servings=servings)

@@ -3,11 +3,11 @@
 Importing a module runs its module-level code, so a module that an imported module imports at
 module level is imported too; the chain of `file:line imports file` is the evidence. Imports
 under a module-level `if` are followed unless the GPU decides the test against them (then they
-are kept as "blocked", with the guard, for the evidence). Modules in `stop` (backends the
-server did not select) are reached but not followed: what they import serves a class that is
-never constructed; only their imports of other stop modules are traced, apart, to show that
-such a module is reached through unselected backends alone. `skip` edges are not followed at
-all (the selecting module imports every backend class only to choose one). `source_lookup`
+are kept as "blocked", with the guard, for the evidence). A module on the path runs all of
+its module-level imports, whatever it is: a backend the server did not select is on the path
+when another module on it imports it (a base class, a helper), and so is what it imports.
+`skip` edges are not followed at all (the selecting module imports every backend class only to
+choose one). `source_lookup`
 reads the module-level names of one file of the bad state, for the hunk-level guard check.
 """
 
@@ -41,7 +41,6 @@ class Reach(NamedTuple):
     via: dict[Path, Hop | None]  # reached module -> how (None: a root)
     roots: dict[Path, str]  # root -> why it is one
     blocked: dict[Path, list[Blocked]]  # not reached: imported only under a false guard
-    through_stops: dict[Path, Hop]  # not reached: imported by stop modules (kept for evidence)
 
 
 def lookup_in(graph: ModuleGraph, path: Path) -> Lookup:
@@ -117,14 +116,12 @@ def reach(
     graph: ModuleGraph,
     roots: dict[Path, str],
     gpu: GpuInfo | None,
-    stop: set[Path],
     skip: Callable[[Path, Path], bool],
 ) -> Reach:
     """Level by level (each level's modules read together), so each module's chain is a
     shortest one, from the earliest root given among the nearest."""
     via: dict[Path, Hop | None] = {root: None for root in roots}
     blocked: dict[Path, list[Blocked]] = {}
-    through_stops: dict[Path, Hop] = {}  # followed from stop to stop only, for the evidence
     level = list(roots)
     while level:
         graph.prefetch(level)
@@ -133,11 +130,7 @@ def reach(
             summary = graph.summary(module)
             lookup = lookup_in(graph, module)
             for stmt in summary.imports if summary else []:
-                targets = [
-                    t
-                    for t in graph.targets(stmt)
-                    if t != module and not skip(module, t) and (module not in stop or t in stop)
-                ]
+                targets = [t for t in graph.targets(stmt) if t != module and not skip(module, t)]
                 if not targets:
                     continue
                 against, under = _guards(stmt, lookup, gpu)
@@ -147,10 +140,6 @@ def reach(
                         blocked.setdefault(target, []).append(
                             against._replace(hop=against.hop._replace(importer=module))
                         )
-                    elif module in stop:
-                        if target not in via and target not in through_stops:
-                            through_stops[target] = hop
-                            following.append(target)
                     elif target not in via:
                         via[target] = hop
                         following.append(target)
@@ -159,7 +148,6 @@ def reach(
         via,
         roots,
         {t: b for t, b in blocked.items() if t not in via},
-        {t: h for t, h in through_stops.items() if t not in via},
     )
 
 
@@ -167,7 +155,7 @@ def chain(graph: ModuleGraph, found: Reach, module: Path) -> list[str]:
     """The evidence: the root and why, then each import from it down to `module`."""
     hops: list[str] = []
     at = module
-    while (hop := found.via.get(at) or found.through_stops.get(at)) is not None:
+    while (hop := found.via.get(at)) is not None:
         what = (
             f" ({', '.join(hop.names[:3])}{', ...' if len(hop.names) > 3 else ''})"
             if hop.names

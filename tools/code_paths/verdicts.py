@@ -13,14 +13,21 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from tools.code_paths.branches import RUNNER, Condition, Registration
+from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration, mentions_mla
+from tools.code_paths.elsewhere import elsewhere
 from tools.code_paths.imports import Reach, chain, lookup_in
 from tools.code_paths.modules import ModuleGraph, expression
+from tools.code_paths.serving import Serving
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
 
 Status = Literal["on", "off", "unknown"]
-ATTENTION_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
+# the processes every SGLang server starts, each importing its module at least
+PROCESSES = {
+    "srt/managers/scheduler.py": "the scheduler, a process every SGLang server starts",
+    "srt/managers/tokenizer_manager.py": "the tokenizer manager, in every SGLang server",
+    "srt/managers/detokenizer_manager.py": "the detokenizer, a process every SGLang server starts",
+}
 
 
 class FileVerdict(BaseModel):
@@ -37,24 +44,59 @@ class Judge:
     graph: ModuleGraph
     pkg: Path
     registrations: list[Registration]
-    active: set[str]
+    servings: list[Serving]  # the target model, and the draft when there is one
     server_args: dict
     args_line: int | None
     gpu: GpuInfo | None
-    architecture: str | None
-    served: str | None  # the model file defining the architecture
-    found: Reach = field(default_factory=lambda: Reach({}, {}, {}, {}))
-    stops: set[Path] = field(default_factory=set)  # unselected backends' modules
+    served: dict[str, str | None]  # architecture -> the model file defining it
+    found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
+    stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
 
     def gpu_line(self) -> str:
         gpu = self.gpu
         return f"the GPU: {gpu.describe()} ({gpu.source})" if gpu else "the GPU is not known"
 
+    @property
+    def active(self) -> set[str]:
+        return {b for s in self.servings for b in s.backends}
+
+    def per_model(self, r: Registration, c: Condition) -> tuple[bool | None, list[str]]:
+        """A test of the model's attention kind (`use_mla_backend`), for each model whose
+        runner builds this backend; a draft's backends also read the target's flag (SGLang's
+        draft backends ask the global server args), so both are tried."""
+        target = self.servings[0] if self.servings else None
+        results: list[bool | None] = []
+        evidence: list[str] = []
+        for s in self.servings:
+            if r.backend not in s.backends:
+                continue
+            kinds = {s.mla, target.mla if target and s.role == "draft" else s.mla}
+            for mla in kinds:
+                if mla is None:
+                    results.append(None)
+                    continue
+                lookup = lookup_in(self.graph, self.pkg / r.source)
+                value = decide(
+                    expression(c.test), lookup, self.gpu or GpuInfo(source=""), {MLA_FLAG: mla}
+                ).value
+                results.append(None if value is None else value == c.when)
+            evidence.append(
+                f"the {s.role} model {s.architecture or '(architecture unknown)'} "
+                f"{'is not' if s.mla is False else 'is' if s.mla else 'may be'} an MLA "
+                "architecture (srt/configs/model_config.py)"
+            )
+        if any(results):
+            return True, evidence
+        return (False if results and None not in results else None), evidence
+
     def holds(self, r: Registration, c: Condition) -> tuple[bool | None, list[str]]:
-        """Whether a module's condition holds here, by the log's server_args or the GPU."""
+        """Whether a module's condition holds here, by the log's server_args, the models'
+        attention kind or the GPU."""
         by_args = c.holds(self.server_args)
         if by_args is not None:
             return by_args, [f"the log's server_args has {c.flag}={self.server_args[c.flag]!r}"]
+        if mentions_mla(expression(c.test)):
+            return self.per_model(r, c)
         if self.gpu is None or c.flag is not None:
             return None, []
         lookup = lookup_in(self.graph, self.pkg / r.source)
@@ -82,12 +124,18 @@ class Judge:
                         self.pkg / module,
                         f"the selected attention backend {r.backend!r}, {r.source}:{r.line}",
                     )
-        if self.served:
-            roots.setdefault(self.pkg / self.served, f"the served model {self.architecture}")
+        for s in self.servings:
+            file = self.served.get(s.architecture or "")
+            if file:
+                roots.setdefault(self.pkg / file, f"the {s.role} model {s.architecture}")
         if (self.pkg / RUNNER).is_file():
             roots.setdefault(
                 self.pkg / RUNNER, "the model runner, which every scheduler process imports"
             )
+        if self.servings:  # the log is a server's
+            for module, why in PROCESSES.items():
+                if (self.pkg / module).is_file():
+                    roots.setdefault(self.pkg / module, why)
         return roots
 
     def backend(self, rel: str, users: list[Registration]) -> tuple[list[str], Status]:
@@ -108,16 +156,14 @@ class Judge:
                 holds, why = self.holds(r, condition)
                 evidence += why
                 status = "unknown" if holds is None else ("on" if holds else status)
-        where = f" (log line {self.args_line})" if self.args_line else ""
-        resolved = (
-            ", ".join(
-                f"{k}={self.server_args[k]!r}"
-                for k in ATTENTION_KEYS
-                if self.server_args.get(k) is not None
-            )
-            or "none"
+        where = f" (server_args at log line {self.args_line})" if self.args_line else ""
+        resolved = "; ".join(
+            f"the {s.role} ({s.architecture or 'architecture unknown'}) builds "
+            f"{', '.join(s.backends) or 'no known backend'}"
+            for s in self.servings
         )
-        return [*evidence, f"the server resolved {resolved}{where}"], status
+        how = [e for s in self.servings for e in s.evidence if "backend" in e]
+        return [*evidence, f"{resolved or 'no backend known'}{where}", *how], status
 
     def not_reached(self, path: Path) -> list[str]:
         """Why no chain reaches `path`: imports under a false GPU guard, or by a dead end."""
@@ -132,13 +178,7 @@ class Judge:
             lines += blocked.notes
         if lines:
             lines = [*dict.fromkeys(lines), self.gpu_line()]  # guards share their aliases
-        if path in self.found.through_stops:
-            return [
-                *lines,
-                "it is reached only through backends the server did not select:",
-                *chain(self.graph, self.found, path),
-            ]
-        for stop in sorted(self.stops & (set(self.found.via) | set(self.found.through_stops))):
+        for stop in sorted(self.stops):  # unselected backends: not on the path, not followed
             summary = self.graph.summary(stop)
             line = next(
                 (
@@ -151,29 +191,34 @@ class Judge:
             if line is not None:
                 lines.append(
                     f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
-                    "backend the server did not select (its imports are not followed)"
+                    "backend the server did not select, which no module on the path imports"
                 )
         return lines
 
-    def model_verdict(self, given: str, rel: str, served: str, reached: bool) -> FileVerdict:
+    def model_verdict(self, given: str, rel: str, reached: bool) -> FileVerdict:
         """A model file (srt/models/): on when an import chain reaches it, off when it defines
-        only other models than the served one."""
+        only other models than the ones served, each served model's file found."""
         path = self.pkg / rel
         summary = self.graph.summary(path) if path.is_file() else None
         defined = sorted(c for c in (summary.classes if summary else []) if "For" in c)
-        evidence = [
-            f"{rel} defines {', '.join(defined) or 'no model class'}",
-            f"the server runs {self.architecture} (defined in {served})",
-        ]
+        evidence = [f"{rel} defines {', '.join(defined) or 'no model class'}"]
+        for s in self.servings:
+            file = self.served.get(s.architecture or "")
+            evidence.append(
+                f"the {s.role} model is {s.architecture} (defined in {file or 'no file found'})"
+                if s.architecture
+                else f"the {s.role} model's architecture is not known"
+            )
         if reached:
             return FileVerdict(
                 path=given,
                 status="on",
                 evidence=[*evidence, *chain(self.graph, self.found, path)],
             )
+        known = all(self.served.get(s.architecture or "") for s in self.servings)
         return FileVerdict(
             path=given,
-            status="off" if defined else "unknown",
+            status="off" if defined and known else "unknown",
             evidence=[*evidence, *self.not_reached(path)],
         )
 
@@ -188,7 +233,6 @@ class Judge:
             ),
             key=lambda r: (r.backend not in self.active, r.line),
         )
-        served = self.served
         if users and self.active:
             evidence, status = self.backend(rel, users)
             if status != "on" and reached:
@@ -206,19 +250,22 @@ class Judge:
             if status == "off":
                 evidence += self.not_reached(path)
             return FileVerdict(path=given, status=status, evidence=evidence)
-        if Path(rel).parent.as_posix() == "srt/models" and served:
-            return self.model_verdict(given, rel, served, reached)
+        if Path(rel).parent.as_posix() == "srt/models" and self.servings:
+            return self.model_verdict(given, rel, reached)
         if reached:
             return FileVerdict(
                 path=given, status="on", evidence=chain(self.graph, self.found, path)
             )
+        apart = elsewhere(rel, self.pkg, self.gpu)
+        if apart:
+            return FileVerdict(path=given, status="off", evidence=apart)
         return FileVerdict(
             path=given,
             status="unknown",
             evidence=[
                 "no module-level import chain reaches it from the selected backend, the served "
                 "model or the model runner"
-                if self.server_args or self.architecture
+                if self.servings
                 else "no server_args in the log to judge against",
                 *self.not_reached(path),
             ],

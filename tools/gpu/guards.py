@@ -146,8 +146,9 @@ def predicate(name: str, gpu: GpuInfo) -> object:
 
 
 class _Evaluator:
-    def __init__(self, gpu: GpuInfo) -> None:
+    def __init__(self, gpu: GpuInfo, known: dict[str, bool] | None = None) -> None:
         self.gpu = gpu
+        self.known = known or {}  # attributes whose value is a known fact (`use_mla_backend`)
         self.notes: list[str] = []
         self.touched = False  # a GPU fact was read: only then is a value a decision
 
@@ -163,6 +164,9 @@ class _Evaluator:
         match node:
             case ast.Constant(value=value):
                 return value
+            case ast.Attribute(attr=attr) if attr in self.known:
+                self.touched = True
+                return self.known[attr]
             case ast.Tuple(elts=elts) | ast.List(elts=elts) | ast.Set(elts=elts):
                 items = [self.value(e, lookup, depth + 1) for e in elts]
                 return UNKNOWN if any(i is UNKNOWN for i in items) else tuple(items)
@@ -252,10 +256,12 @@ class _Evaluator:
         return True
 
 
-def decide(test: ast.expr, lookup: Lookup, gpu: GpuInfo) -> Decision:
-    """Whether `test` holds on `gpu`; undecided unless it reads a GPU fact and all it needs
-    is known."""
-    evaluator = _Evaluator(gpu)
+def decide(
+    test: ast.expr, lookup: Lookup, gpu: GpuInfo, known: dict[str, bool] | None = None
+) -> Decision:
+    """Whether `test` holds on `gpu`; undecided unless it reads a GPU fact (or one of the
+    `known` attributes) and all it needs is known."""
+    evaluator = _Evaluator(gpu, known)
     value = evaluator.value(test, lookup)
     if value is UNKNOWN or not evaluator.touched:
         return Decision(None, [])

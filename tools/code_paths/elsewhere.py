@@ -1,0 +1,127 @@
+"""Files that belong to another platform or another program than the server, told by evidence.
+
+A file no import chain reaches is decided off when it belongs to a world of its own and nothing
+outside that world names it (a text search over every file of the package, function-level
+imports included, since SGLang imports much of its platform code inside functions that run):
+
+- **another platform's code**: its path names a platform (`hardware_backend/npu/`,
+  `npu_communicator.py`, `hpu`, `xpu`, `musa`, `mlu`) other than the server's GPU;
+- **another program**: the package's own tests (`sglang/test/`, any `test/` folder) and
+  benchmark scripts (`bench_*.py`, `benchmarks/`).
+
+A platform file that CUDA code imports anyway (parallel_state imports every platform's
+communicator in a constructor that runs everywhere) is named outside its world and stays as the
+import chains left it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from tools.gpu.info import GpuInfo
+
+_PLATFORMS = {
+    "npu": ("npu", "Ascend NPUs"),
+    "ascend": ("npu", "Ascend NPUs"),
+    "hpu": ("hpu", "Intel Gaudi (HPU)"),
+    "xpu": ("xpu", "Intel GPUs (XPU)"),
+    "musa": ("musa", "Moore Threads GPUs (MUSA)"),
+    "mlu": ("mlu", "Cambricon MLUs"),
+}
+PROGRAMS = "programs"  # the package's tests and benchmarks: one world, they import each other
+_WORD = re.compile(r"[a-z0-9]+")
+_LISTED = re.compile(r"^\s*from\s+[\w.]+\s+import\s*\(([^)]*)\)", re.M)  # `from m import (a, b)`
+
+
+def platform_of(rel: str) -> tuple[str, str] | None:
+    """The platform a path names in one of its words (`npu_communicator.py`, `npu/`)."""
+    for word in _WORD.findall(rel.lower().removesuffix(".py")):
+        if word in _PLATFORMS:
+            return _PLATFORMS[word]
+    return None
+
+
+def _names_module(name: str) -> Callable[[str], bool]:
+    """Whether a file's code imports a module named `name`: `import a.name`, `from a.name
+    import`, `from a import name` (on one line or in parentheses over several), `from .name`,
+    `import_module("...name")`. A comment or a docstring that mentions it does not count."""
+    word = re.escape(name)
+    one_line = re.compile(
+        rf"^\s*(?:import\s+[\w., ]*\b{word}\b|from\s+[\w.]*\b{word}\b\s+import"
+        rf"|from\s+[\w.]+\s+import\s+[\w, ]*\b{word}\b)"
+        rf"|import_module\(\s*[rf]?[\"'][^\"']*\b{word}\b",
+        re.M,
+    )
+    inside = re.compile(rf"\b{word}\b")
+
+    def named(text: str) -> bool:
+        if name not in text:
+            return False
+        return bool(one_line.search(text)) or any(
+            inside.search(block) for block in _LISTED.findall(text)
+        )
+
+    return named
+
+
+def _world(rel: str) -> tuple[str, str] | None:
+    """The world a file belongs to besides the server: (key, words), or None."""
+    parts = Path(rel).parts
+    if any(p in ("test", "tests") for p in parts[:-1]):
+        return PROGRAMS, "part of the package's tests, a program of its own"
+    if parts[-1].startswith("bench_") or any(p in ("benchmark", "benchmarks") for p in parts):
+        return PROGRAMS, "a benchmark script, a program of its own"
+    named = platform_of(rel)
+    return (named[0], f"code for {named[1]} (its path says so)") if named else None
+
+
+@lru_cache(maxsize=4)
+def _texts(pkg: Path) -> tuple[tuple[str, str, str | None], ...]:
+    """Every Python file of the package: its path, its text, the key of its world."""
+    found = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            continue
+        world = _world(rel)
+        found.append((rel, text, world[0] if world else None))
+    return tuple(found)
+
+
+def server_texts(pkg: Path) -> dict[str, str]:
+    """The package's files outside its tests and bench scripts, as text."""
+    return {rel: text for rel, text, world in _texts(pkg) if world != PROGRAMS}
+
+
+def elsewhere(rel: str, pkg: Path, gpu: GpuInfo | None) -> list[str] | None:
+    """Evidence that `rel` (package-relative) belongs to another platform or program, which
+    nothing outside it names; None when that cannot be shown."""
+    world = _world(rel)
+    if world is None:
+        return None
+    key, words = world
+    platform = key != PROGRAMS
+    if platform and (gpu is None or gpu.vendor not in ("cuda", "hip")):
+        return None
+    dotted = f"{pkg.name}." + rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    name = dotted.rsplit(".", 1)[-1]
+    if name in ("__init__", pkg.name):
+        return None
+    named = _names_module(name)
+    outside = [(other, text) for other, text, at in _texts(pkg) if at != key]
+    if any(named(text) for other, text in outside if other != rel):
+        return None
+    where = "that platform's files" if platform else "them"
+    evidence = [
+        f"{rel} is {words}",
+        f"no module of the package outside {where} names {dotted} ({len(outside)} files "
+        "searched, function-level imports included)",
+    ]
+    if platform and gpu is not None:
+        evidence.append(f"the server runs on {gpu.describe()} ({gpu.source})")
+    return evidence
