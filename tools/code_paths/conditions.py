@@ -14,7 +14,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-UNKNOWN = object()
+from tools.gpu.guards import UNKNOWN, three_valued
+
 SPEC_INFO = "srt/speculative/spec_info.py"
 _ARGS = ("server_args", "global_server_args_dict", "get_global_server_args")
 
@@ -80,7 +81,8 @@ class Facts:
                 inner = self.value(operand, local, depth + 1)
                 return UNKNOWN if inner is UNKNOWN else not inner
             case ast.BoolOp(op=op, values=values):
-                return self._boolean(isinstance(op, ast.And), values, local, depth)
+                operands = (self.value(v, local, depth + 1) for v in values)
+                return three_valued(isinstance(op, ast.And), operands)
             case ast.Compare(left=left, ops=[op], comparators=[right]):
                 a, b = self.value(left, local, depth + 1), self.value(right, local, depth + 1)
                 if a is UNKNOWN or b is UNKNOWN:
@@ -90,18 +92,6 @@ class Facts:
                 items = [self.value(e, local, depth + 1) for e in elts]
                 return UNKNOWN if any(i is UNKNOWN for i in items) else tuple(items)
         return UNKNOWN
-
-    def _boolean(
-        self, conjunction: bool, values: list[ast.expr], local: dict[str, ast.expr], depth: int
-    ) -> object:
-        undecided = False
-        for node in values:
-            value = self.value(node, local, depth + 1)
-            if value is UNKNOWN:
-                undecided = True
-            elif bool(value) is not conjunction:
-                return value
-        return UNKNOWN if undecided else conjunction
 
     def holds(self, test: ast.expr, local: dict[str, ast.expr]) -> bool | None:
         value = self.value(test, local)

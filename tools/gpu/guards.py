@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from tools.gpu.info import GpuInfo
@@ -104,6 +104,21 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 _PRESENT = "present"  # torch.version.hip / .cuda on their own platform (a version string)
+
+
+def three_valued(conjunction: bool, values: Iterable[object]) -> object:
+    """Three-valued and/or over operands evaluated in order: the first decisive one decides,
+    whatever the undecided ones before it are."""
+    result: object = UNKNOWN
+    undecided = False
+    for value in values:
+        if value is UNKNOWN:
+            undecided = True
+        elif bool(value) is not conjunction:
+            return value
+        else:
+            result = value
+    return UNKNOWN if undecided else result
 
 
 class Decision(NamedTuple):
@@ -227,19 +242,7 @@ class _Evaluator:
     def boolean(
         self, conjunction: bool, values: list[ast.expr], lookup: Lookup, depth: int
     ) -> object:
-        """Three-valued and/or, in order: the first decisive operand decides, whatever the
-        undecided ones before it are."""
-        result: object = UNKNOWN
-        undecided = False
-        for node in values:
-            value = self.value(node, lookup, depth + 1)
-            if value is UNKNOWN:
-                undecided = True
-            elif bool(value) is not conjunction:
-                return value
-            else:
-                result = value
-        return UNKNOWN if undecided else result
+        return three_valued(conjunction, (self.value(v, lookup, depth + 1) for v in values))
 
     def compare(self, node: ast.Compare, lookup: Lookup, depth: int) -> object:
         left = self.value(node.left, lookup, depth + 1)
