@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.comment_only import comment_only
 from tools.code_paths.dependencies import file_change
 from tools.code_paths.enclosing import Branch, enclosing_branches
 from tools.code_paths.imports import source_lookup
@@ -213,51 +214,13 @@ def _other_gpu(
     return None
 
 
-@lru_cache(maxsize=32)
-def _code_of(source: str) -> str:
-    """The module's syntax tree without docstrings, dumped (cached: every hunk of a file
-    compares with the same good source)."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            body[0] = ast.Pass()
-    return ast.dump(tree)
-
-
 def _comment_only(c: Candidate, good_source: str | None) -> Relevance | None:
-    if good_source is None or c.old_range() is None or not (c.file or "").endswith(".py"):
-        return None
-    before, after = _apply_hunk(good_source, c)
-    try:
-        same = _code_of(before) == _code_of(after)
-    except (SyntaxError, ValueError):
-        return None
-    if not same:
+    evidence = comment_only(c, good_source)
+    if evidence is None:
         return None
     return Relevance(
-        candidate=c.id,
-        on_path=False,
-        reason="comment or docstring only",
-        evidence=[
-            f"{c.file} {c.header}: the module's syntax tree is identical "
-            "with and without this hunk (only comments/docstrings differ)"
-        ],
+        candidate=c.id, on_path=False, reason="comment or docstring only", evidence=evidence
     )
-
-
-def _apply_hunk(source: str, c: Candidate) -> tuple[str, str]:
-    lines = source.splitlines(keepends=True)
-    start, length = c.old_range() or (1, 1)
-    new = [line + "\n" for line in c.new_lines()]
-    index = start - 1 if length else start
-    return source, "".join(lines[:index] + new + lines[index + length :])
 
 
 def _only_env_lines(c: Candidate) -> bool:
