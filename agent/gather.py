@@ -36,9 +36,9 @@ def facts_from(
         if "server_args=" in line:
             args_line = number
             break
-    architectures = list((result.model_info or {}).get("architectures") or [])
-    if not architectures:
-        architectures = loaded_architectures(text)[:1]  # the target's; a draft's comes after
+    # the target's first (/model_info, else the first `Load weight end`), then a draft's
+    served = list((result.model_info or {}).get("architectures") or [])
+    architectures = list(dict.fromkeys([*served, *loaded_architectures(text)]))
     facts = Facts(
         server_args=parsed.server_args,
         server_args_line=args_line,

@@ -27,7 +27,8 @@ from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import mask
 
-_ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9]*For[A-Z][A-Za-z]+)["']""")
+# a model class name: Llama / Ernie4_5_Moe ... For ... CausalLM / CausalLMEagle3
+_ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]+)["']""")
 
 
 class Facts(BaseModel):
@@ -162,9 +163,17 @@ def _first_changed_line(c: Candidate) -> int | None:
     return None
 
 
+def _draft_unknown(facts: Facts) -> bool:
+    """A speculative server whose draft model's architecture the log does not show: a branch
+    for another architecture may be the draft's."""
+    algorithm = str((facts.server_args or {}).get("speculative_algorithm") or "").upper()
+    return algorithm not in ("", "NONE", "NGRAM", "LOOKAHEAD") and len(facts.architectures) < 2
+
+
 def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Relevance | None:
     python = (c.file or "").endswith(".py")  # a non-Python file's branches are not read
-    found = _branches(c, bad_source) if facts.architectures and python else None
+    known = facts.architectures and not _draft_unknown(facts)
+    found = _branches(c, bad_source) if known and python else None
     if found is None:
         return None
     line, branches = found
@@ -177,7 +186,8 @@ def _other_architecture(c: Candidate, facts: Facts, bad_source: list[str]) -> Re
                 reason="branch for another model architecture",
                 evidence=[
                     f"{c.file}:{line} sits under `{branch.header}`",
-                    f"the server runs {facts.architectures[0]} (/model_info)",
+                    f"the server runs {' and the draft '.join(facts.architectures[:2])}"
+                    " (/model_info, the log's `Load weight end` lines)",
                     *_args_quote(facts, "model_path"),
                 ],
             )
