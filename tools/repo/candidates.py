@@ -16,10 +16,10 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import git
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from unidiff import PatchedFile, PatchSet
 from unidiff.errors import UnidiffParseError
 
@@ -50,6 +50,11 @@ _NEW_START = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 
 
 class Candidate(BaseModel):
+    """One change between the good reference and the bad state. Immutable: an investigation's
+    state is copied at every step, and a release range holds thousands of these."""
+
+    model_config = ConfigDict(frozen=True)
+
     id: str
     kind: Literal["hunk", "env", "arg"]
     file: str | None = None
@@ -63,6 +68,9 @@ class Candidate(BaseModel):
     name: str | None = None  # env: variable; arg: flag
     good: str | None = None  # env/arg value in the good reference (None: unset / absent)
     bad: str | None = None  # env/arg value in the bad state
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Candidate:
+        return self  # frozen: a copy would be the same value
 
     def hunk_lines(self) -> list[str]:
         """The hunk as its patch holds it: the `@@` line, then the body (no file header lines);
