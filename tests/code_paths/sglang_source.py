@@ -1,8 +1,10 @@
 """A real SGLang release's source, downloaded at test time (`pip download sglang==X --no-deps`,
-never committed): its Python files, unpacked from the wheel."""
+never committed): its Python files, unpacked from the wheel. One download per release and test
+run, shared by the suite's workers (a lock per release in the run's common folder)."""
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 import sys
 import zipfile
@@ -11,17 +13,28 @@ from pathlib import Path
 
 def download(version: str, folder: Path) -> Path:
     """The Python files of SGLang `version`, unpacked under `folder`/source."""
-    wheels = folder / "wheel"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", f"sglang=={version}", "--no-deps", "-q"]
-        + ["-d", str(wheels)],
-        check=True,
-        timeout=600,
-    )
-    wheel = next(wheels.glob(f"sglang-{version}-*.whl"))
     source = folder / "source"
-    with zipfile.ZipFile(wheel) as z:
-        z.extractall(
-            source, [n for n in z.namelist() if n.startswith("sglang/") and n.endswith(".py")]
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (source / ".complete").exists():
+            return source
+        wheels = folder / "wheel"
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", f"sglang=={version}", "--no-deps", "-q"]
+            + ["-d", str(wheels)],
+            check=True,
+            timeout=600,
         )
+        wheel = next(wheels.glob(f"sglang-{version}-*.whl"))
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(
+                source, [n for n in z.namelist() if n.startswith("sglang/") and n.endswith(".py")]
+            )
+        (source / ".complete").write_text("")
     return source
+
+
+def shared_folder(basetemp: Path) -> Path:
+    """The folder every worker of this test run sees (xdist gives each its own basetemp)."""
+    return basetemp.parent if basetemp.name.startswith("popen-gw") else basetemp

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.code_paths.sglang_source import download as _download
+from tests.code_paths.sglang_source import download, shared_folder
 from tests.conftest import REPO_ROOT, run_cli
 
 LOG = (
@@ -23,7 +23,7 @@ ATTN = "python/sglang/srt/layers/attention/"
 
 @pytest.fixture(scope="session")
 def sglang_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _download("0.5.23", tmp_path_factory.mktemp("sglang-0.5.23"))
+    return download("0.5.23", shared_folder(tmp_path_factory.getbasetemp()) / "sglang-0.5.23")
 
 
 def test_registry_evidence_on_the_real_source(sglang_source: Path) -> None:
@@ -88,7 +88,7 @@ def test_not_an_sglang_tree(tmp_path: Path) -> None:
 def test_an_older_layout_is_read_from_its_model_runner(tmp_path: Path) -> None:
     """SGLang 0.4.0 has no attention_registry.py: the backend is picked by branches on
     server_args.attention_backend in model_runner.py, which the same command reads."""
-    source = _download("0.4.0", tmp_path)
+    source = download("0.4.0", tmp_path / "sglang-0.4.0")
     log = tmp_path / "server.log"
     log.write_text(
         "[2024-12-04 10:00:00] server_args=ServerArgs(model_path='meta-llama/"

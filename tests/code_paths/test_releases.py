@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from tests.code_paths.release_cases import Case, cases
-from tests.code_paths.sglang_source import download
+from tests.code_paths.sglang_source import download, shared_folder
 from tests.conftest import run_cli
 
 RELEASES = sorted({c.release for c in cases()})
 
 
 @cache
-def _source(version: str, folder: Path) -> Path:
-    return download(version, folder / version)
+def _source(version: str, basetemp: Path) -> Path:
+    return download(version, shared_folder(basetemp) / f"sglang-{version}")
 
 
 def _judge(case: Case, source: Path, folder: Path) -> dict[str, dict]:
