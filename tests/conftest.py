@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,12 @@ from tools.lab.create import create_lab
 pytest_plugins = ["tests.node.sshd"]  # the real sshd fixtures, for the SSH tests
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# A suite started in the background (bash ignores SIGINT for an `&` job) would hand every child
+# an ignored Ctrl-C, and the tests that send one would test nothing: a caught signal is reset
+# to its default in each child the suite starts.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
