@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import git, only_main_worktree
 from tools.repo.worktree import LOCK_REASON, reap_stale_worktrees
 
 DEAD_PID = 4_000_000  # above Linux's pid_max: never a live process
@@ -40,3 +40,29 @@ def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
     assert reaped == {"here", "old"}
     left = {Path(line.split()[0]).name for line in git(repo, "worktree", "list").splitlines()}
     assert left == {"repo", "elsewhere", "user"}
+
+
+def test_a_worktree_add_killed_half_way_is_cleared(tmp_path: Path) -> None:
+    """A SIGKILL during `git worktree add` can leave its entry without `commondir`; git then
+    fails every `worktree list`. The next start clears the debris and lists again."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(
+        repo,
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+    )
+    half = repo / ".git" / "worktrees" / "debug-agent-wt-killed"
+    half.mkdir(parents=True)
+    (half / "HEAD").write_text("0" * 40 + "\n")
+    assert reap_stale_worktrees(repo) == []
+    assert not half.exists()
+    assert only_main_worktree(repo)

@@ -136,9 +136,21 @@ def _worktrees_of(repo: git.Repo) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _drop_half_made(repo: git.Repo) -> None:
+    """Our worktrees whose `git worktree add` was killed before it wrote the entry's files
+    (a SIGKILL mid-add): git fails every `worktree list` on such an entry. Called with the
+    lock held, so no add of ours is under way: one without `commondir` is debris."""
+    admin = Path(repo.common_dir) / "worktrees"
+    for entry in admin.glob(f"{PREFIX}*") if admin.is_dir() else []:
+        if not (entry / "commondir").is_file() or not (entry / "gitdir").is_file():
+            shutil.rmtree(entry, ignore_errors=True)
+            shutil.rmtree(Path(tempfile.gettempdir()) / entry.name, ignore_errors=True)
+
+
 def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
     found, path = [], None
     with _worktrees_of(repo):
+        _drop_half_made(repo)
         listing = repo.git.worktree("list", "--porcelain")
     for line in listing.splitlines():
         if line.startswith("worktree "):
