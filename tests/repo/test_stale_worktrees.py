@@ -12,7 +12,8 @@ from tools.repo.worktree import LOCK_REASON, reap_stale_worktrees
 DEAD_PID = 4_000_000  # above Linux's pid_max: never a live process
 
 
-def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
+def _empty_repo(tmp_path: Path) -> Path:
+    """A repository with one empty commit."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q")
@@ -28,6 +29,11 @@ def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
         "-m",
         "x",
     )
+    return repo
+
+
+def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
+    repo = _empty_repo(tmp_path)
     reasons = {
         "here": f"{LOCK_REASON}{DEAD_PID} on {socket.gethostname()}",
         "old": f"{LOCK_REASON}{DEAD_PID}",  # written before hosts were named
@@ -45,21 +51,7 @@ def test_only_this_machines_dead_owners_are_reaped(tmp_path: Path) -> None:
 def test_a_worktree_add_killed_half_way_is_cleared(tmp_path: Path) -> None:
     """A SIGKILL during `git worktree add` can leave its entry without `commondir`; git then
     fails every `worktree list`. The next start clears the debris and lists again."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    git(
-        repo,
-        "-c",
-        "user.name=t",
-        "-c",
-        "user.email=t@t",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "x",
-    )
+    repo = _empty_repo(tmp_path)
     half = repo / ".git" / "worktrees" / "debug-agent-wt-killed"
     half.mkdir(parents=True)
     (half / "HEAD").write_text("0" * 40 + "\n")

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tools.code_paths.conditions import reads_server_args
+
 RUNNER = "srt/model_executor/model_runner.py"
 ATTENTION_PKG = "sglang.srt.layers.attention."
 # where a release keeps backend modules: its attention layers, and (0.5) each platform's own
@@ -99,10 +101,8 @@ def _flag(test: ast.expr) -> tuple[str | None, bool]:
         name, when = _flag(test.operand)
         # not a server argument (`not _is_hip`): the test stays as written, to hold as is
         return (name, not when) if name is not None else (None, True)
-    if isinstance(test, ast.Attribute):
-        owner = test.value
-        if (getattr(owner, "attr", None) or getattr(owner, "id", "")) == "server_args":
-            return test.attr, True
+    if isinstance(test, ast.Attribute) and reads_server_args(test.value):
+        return test.attr, True
     return None, True
 
 

@@ -41,7 +41,7 @@ def algorithm_methods(pkg: Path) -> dict[str, ast.expr]:
     return found
 
 
-def _owner_is_args(node: ast.expr) -> bool:
+def reads_server_args(node: ast.expr) -> bool:
     """`server_args`, `self.server_args`, `runner.server_args`, `get_global_server_args()`."""
     if isinstance(node, ast.Call):
         node = node.func
@@ -63,10 +63,10 @@ class Facts:
         match node:
             case ast.Constant(value=value):
                 return value
-            case ast.Attribute(value=owner, attr=attr) if _owner_is_args(owner):
+            case ast.Attribute(value=owner, attr=attr) if reads_server_args(owner):
                 return self.args.get(attr, UNKNOWN)
             case ast.Subscript(value=owner, slice=ast.Constant(value=str() as key)) if (
-                _owner_is_args(owner)
+                reads_server_args(owner)
             ):
                 return self.args.get(key, UNKNOWN)
             case ast.Attribute(value=ast.Name(id="SpeculativeAlgorithm"), attr=attr):

@@ -61,7 +61,7 @@ class _Function:
 
 class Reader:
     def __init__(self, graph: ModuleGraph, pkg: Path, facts: Facts, texts: dict[str, str]):
-        self.graph, self.pkg, self.facts, self.texts = graph, pkg, facts, texts
+        self.graph, self.pkg, self.facts = graph, pkg, facts
         self.trees: dict[Path, ast.Module | None] = {}
         self.found: list[LazyImport] = []
         self.seen: set[tuple[Path, str]] = set()

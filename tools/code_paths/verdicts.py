@@ -67,6 +67,7 @@ class Judge:
         target = self.servings[0] if self.servings else None
         results: list[bool | None] = []
         evidence: list[str] = []
+        lookup = lookup_in(self.graph, self.pkg / r.source)
         for s in self.servings:
             if r.backend not in s.backends:
                 continue
@@ -75,7 +76,6 @@ class Judge:
                 if mla is None:
                     results.append(None)
                     continue
-                lookup = lookup_in(self.graph, self.pkg / r.source)
                 value = decide(
                     expression(c.test), lookup, self.gpu or GpuInfo(source=""), {MLA_FLAG: mla}
                 ).value
