@@ -4,14 +4,13 @@ bare facts in result.json and report.md)."""
 
 from __future__ import annotations
 
-import json
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.state import InvestigationState
 from tools.errors import ToolError
-from tools.secrets import mask_text
+from tools.secrets import mask_json, mask_text
 
 if TYPE_CHECKING:
     from agent.graph import Context
@@ -48,7 +47,7 @@ def _bare_result(state: InvestigationState, error: BaseException) -> dict:
         "launches": state.launches,
         "notes": notes,
     }
-    (folder / "result.json").write_text(mask_text(json.dumps(result, indent=2)))
+    (folder / "result.json").write_text(mask_json(result))
     report = f"# Investigation {state.session_id}: error\n\n" + "".join(f"- {n}\n" for n in notes)
     (folder / "report.md").write_text(mask_text(report))
     return result

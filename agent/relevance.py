@@ -25,7 +25,7 @@ from tools.gpu.info import GpuInfo
 from tools.proc.import_trace import ImportTrace
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import ENV_SET, Candidate
-from tools.secrets import mask
+from tools.secrets import fingerprint, mask
 
 # a model class name: Llama / Ernie4_5_Moe ... For ... CausalLM / CausalLMEagle3
 _ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]+)["']""")
@@ -243,9 +243,13 @@ def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int] | 
     read from the workers at all (then "unset" would be a guess)."""
     if not workers.recorded(name):
         return None
-    value = mask({name: value})[name]  # the workers' values are kept masked the same way
     schedulers = [p for p in workers.processes if p.role == "scheduler"] or workers.processes
-    return sum(p.env.get(name) == value for p in schedulers), len(schedulers)
+    print_, masked_value = fingerprint(value), mask({name: value})[name]
+    return sum(
+        # compared before masking; a record from before fingerprints, as it was masked
+        (p.fingerprint(name) == print_) if p.fingerprints else p.env.get(name) == masked_value
+        for p in schedulers
+    ), len(schedulers)
 
 
 def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:

@@ -3,7 +3,6 @@ and report.md."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,7 +28,7 @@ from tools.code_paths.dependencies import changed_line_numbers, file_change
 from tools.repo.candidates import Candidate
 from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commits_of
-from tools.secrets import mask, mask_files, mask_text
+from tools.secrets import mask, mask_files, mask_json, mask_text
 
 if TYPE_CHECKING:
     from agent.graph import Context
@@ -302,12 +301,9 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
     result = InvestigationResult.model_validate(state.result).model_dump()
-    for name, text in (
-        ("report.md", markdown),
-        ("result.json", json.dumps(result, indent=2, default=str)),
-        ("state.json", state.model_dump_json(indent=1)),
-    ):
-        (session / name).write_text(mask_text(text))
+    (session / "report.md").write_text(mask_text(markdown))
+    (session / "result.json").write_text(mask_json(result))
+    (session / "state.json").write_text(mask_json(state.model_dump(mode="json"), indent=1))
     mask_files(session / "launches")
 
 

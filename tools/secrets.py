@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import json
 import os
 import re
 import secrets as _random
@@ -50,8 +51,9 @@ _SHAPES = re.compile(
     r"|github_pat_[A-Za-z0-9_]{8,}|xox[abprs]-[A-Za-z0-9\-]{8,}|AKIA[0-9A-Z]{16}"
     r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}|glpat-[A-Za-z0-9_\-]{8,})"
 )
-# a value after a name: quoted (any text but the quote) or bare (up to a separator)
-_VALUE = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>(?!-)[^\s'",)\]}]+))"""
+# a value after a name: quoted (any text but the quote) or bare (up to a separator; never
+# the start of a structure or an escape: `"auth": {` and `KEY = \"x\"` are syntax, not values)
+_VALUE = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>(?![-{\[\\])[^\s'",)\]}]+))"""
 # `--api-key X`, `--api-key=X`, `NAME=value`, `'name': 'value'`: the name decides (secret_name)
 _FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w\-]*)(?:=|[ \t]+)" + _VALUE)
 _ASSIGN = re.compile(r"\b(?P<name>[A-Za-z_][\w.\-]*)\s*=\s*" + _VALUE)
@@ -90,6 +92,14 @@ def masked(value: str) -> str:
     """The mask of one secret value: `***` and six hex digits of a keyed hash."""
     digest = hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256)
     return MASK + digest.hexdigest()[:6]
+
+
+def fingerprint(value: str) -> str:
+    """A keyed hash of a value, to tell whether two values are equal after both are masked
+    (what a worker had against what was set) without keeping either."""
+    return hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[
+        :16
+    ]
 
 
 @functools.lru_cache(maxsize=4096)  # the same keys and flags come back all the time
@@ -219,6 +229,33 @@ def mask(value: Any) -> Any:
     return value
 
 
+def mask_json(data: Any, indent: int | None = 2) -> str:
+    """`data` as JSON with its values masked and its keys as they are: masking works on values,
+    never on the syntax around them, so the text always parses back."""
+    return json.dumps(mask(data), indent=indent, default=str)
+
+
+def _mask_json_text(text: str, indent: int | None) -> str:
+    """A JSON text masked value by value; as it was when nothing needed masking."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return mask_text(text)  # not JSON after all
+    clean = mask(data)
+    return text if clean == data else json.dumps(clean, indent=indent, default=str)
+
+
+def mask_file_text(name: str, text: str) -> str:
+    """A file's text masked by what it holds: JSON (and JSON lines) value by value, anything
+    else as text."""
+    if name.endswith(".json"):
+        return _mask_json_text(text, 2)
+    if name.endswith(".jsonl"):
+        lines = text.split("\n")
+        return "\n".join(_mask_json_text(line, None) if line.strip() else line for line in lines)
+    return mask_text(text)
+
+
 def mask_files(folder: Path) -> None:
     """Every text file under `folder` rewritten with its secrets masked (server and bench logs
     hold what the server printed: its arguments, its environment, its errors)."""
@@ -228,6 +265,6 @@ def mask_files(folder: Path) -> None:
                 text = path.read_bytes().decode("utf-8")
             except (OSError, UnicodeDecodeError):
                 continue  # binary: not ours to read
-            clean = mask_text(text)
+            clean = mask_file_text(path.name, text)
             if clean != text:
                 path.write_text(clean)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -15,8 +16,8 @@ from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
 from tools.node.nodes import LocalNode
 from tools.proc.server import free_port, running_server
-from tools.proc.worker_env import worker_env
-from tools.secrets import MASK, mask
+from tools.proc.worker_env import WorkerEnv, worker_env
+from tools.secrets import MASK, learn_command, mask
 
 
 def _lab_server(lab: Path, tmp_path: Path):
@@ -60,12 +61,29 @@ def test_env_evidence_only_for_variables_that_were_read(seed_lab: Path, tmp_path
 
     config = load_config(seed_lab)
     port = free_port()
-    env = {**config.launch.env, "TRITON_CACHE_DIR": "/tmp/t", "LD_PRELOAD": "libx.so"}
+    mirror = "https://alice:pw-9q8w7e@mirror.example.com/hub"  # masked in part, by its shape
+    env = {
+        **config.launch.env,
+        "TRITON_CACHE_DIR": "/tmp/t",
+        "LD_PRELOAD": "libx.so",
+        "HF_ENDPOINT": mirror,
+        "SGLANG_API_KEY": "plain-words-key",
+    }
+    names = frozenset({"TRITON_CACHE_DIR", "HF_HOME", "HF_ENDPOINT", "SGLANG_API_KEY"})
     with running_server(
         config.launch_argv(port), seed_lab, env, port, tmp_path / "s.log", timeout_s=60
     ) as server:
         usual = worker_env(server.pid)
-        asked = worker_env(server.pid, frozenset({"TRITON_CACHE_DIR", "HF_HOME"}))
+        asked = worker_env(server.pid, names)
+    # judged on the values as the workers had them, also once the record was saved masked and
+    # the URL's password became a known secret (which changes how the whole value masks)
+    learn_command(f"--mirror {mirror}")
+    saved = WorkerEnv.model_validate_json(json.dumps(mask(asked.model_dump(mode="json"))))
+    for record in (asked, saved):
+        assert env_arrival("HF_ENDPOINT", mirror, record) == (8, 8)
+        assert env_arrival("SGLANG_API_KEY", "plain-words-key", record) == (8, 8)
+        assert env_arrival("SGLANG_API_KEY", "another-key", record) == (0, 8)
+    assert "pw-9q8w7e" not in json.dumps(saved.model_dump(mode="json"))
     assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", usual) is None
     assert env_arrival("LD_PRELOAD", "libx.so", asked) is None
     assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", asked) == (8, 8)

@@ -7,10 +7,13 @@ import json
 import re
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.conftest import run_cli
 from tools.lab.create import create_lab
 from tools.lab.target_config import lab_env
-from tools.secrets import MASK, learn_env, mask, mask_text
+from tools.secrets import MASK, learn_env, mask, mask_file_text, mask_json, mask_text
 
 HF_BAD, HF_GOOD = "hf_abcdefghijklmnop1234", "hf_zyxwvutsrqponml9876"
 OPENAI = "sk-proj-0123456789abcdefXYZ"
@@ -72,6 +75,10 @@ def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
     assert any(p.name.startswith("server-") for p in files)
     for path in files:
         assert _leaks(path.read_bytes().decode("utf-8", "replace")) == [], path
+        if path.suffix == ".json":  # masked by value: every JSON file still parses
+            json.loads(path.read_text())
+    state = json.loads((session / "state.json").read_text())
+    assert any(c["id"] == "env-HF_TOKEN" for c in state["candidates"])
     # the server really ran with them: its log shows the key, masked
     logs = "".join(p.read_text() for p in files if p.name.startswith("server-"))
     assert re.search(r"api_key='\*\*\*[0-9a-f]{6}'", logs)
@@ -122,3 +129,45 @@ def test_masks_keep_ordinary_text_and_tell_values_apart() -> None:
     assert mask_text("max_new_tokens: 32 tokens, bearer token") == (
         "max_new_tokens: 32 tokens, bearer token"
     )
+
+
+# keys a masker may take for credentials, values that look like secrets or like syntax
+_KEYS = st.sampled_from(
+    ["env-HF_TOKEN", "auth-1", "hunk-auth.py-2", "api_key", "password", "tokenizer_path", "x"]
+) | st.text(max_size=12)
+_STRINGS = st.sampled_from(
+    [
+        'KEY = \\"x1y2z3w4\\"',
+        '"auth": {',
+        "--api-key abc123xyz",
+        "https://u:pw123@h/x",
+        "hf_abcdefghijklmnop1234",
+        "TOKEN='q9q9q9q9'",
+        "{",
+        "\\",
+    ]
+) | st.text(max_size=40)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _STRINGS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _keys(value: object) -> object:
+    """The document's shape: its keys, its lists' lengths, its leaves' types."""
+    if isinstance(value, dict):
+        return {k: _keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_keys(v) for v in value]
+    return type(value).__name__
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_any_json_document_masked_parses_with_the_same_keys(document: object) -> None:
+    for text in (mask_json(document), mask_file_text("state.json", json.dumps(document))):
+        assert _keys(json.loads(text)) == _keys(document)
+    lines = json.dumps(document) + "\n" + json.dumps([document]) + "\n"
+    for line in mask_file_text("transcript.jsonl", lines).splitlines():
+        json.loads(line)

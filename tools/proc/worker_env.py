@@ -16,7 +16,7 @@ import psutil
 from pydantic import BaseModel, Field
 
 from tools.errors import ToolError
-from tools.secrets import mask, mask_text
+from tools.secrets import fingerprint, mask, mask_text
 
 PREFIXES = ("NCCL_", "SGLANG_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
 
@@ -26,8 +26,15 @@ class ProcessEnv(BaseModel):
     ppid: int
     role: str  # "main", "scheduler", or the process name
     cmdline: str
-    env: dict[str, str]
+    env: dict[str, str]  # masked, for reading
+    # a keyed hash of each value as the process had it: arrival is judged on these, before
+    # masking (a masked URL's password and a masked setting cannot be compared); pairs, not a
+    # mapping, so that masking by key never takes a hash under HF_TOKEN for the token
+    fingerprints: list[tuple[str, str]] = []
     python: bool | None = None  # runs a Python interpreter (its executable's name); None unknown
+
+    def fingerprint(self, name: str) -> str | None:
+        return next((value for key, value in self.fingerprints if key == name), None)
 
 
 def is_python(exe: str | None) -> bool | None:
@@ -91,6 +98,7 @@ def process_env(
         role=_role(pid, name, cmdline, root_pid),
         cmdline=mask_text(" ".join(cmdline))[:300],
         env=dict(sorted(mask(env).items())),
+        fingerprints=[(k, fingerprint(v)) for k, v in sorted(env.items())],
         python=is_python(exe),
     )
 
@@ -146,16 +154,19 @@ def after_start(workers: WorkerEnv, trace_dir: Path) -> WorkerEnv:
     processes, found = [], False
     for process in workers.processes:
         changes = _changes(trace_dir / f"{process.pid}.env.json")
-        env = dict(process.env)
+        env, prints = dict(process.env), dict(process.fingerprints)
         for name, value in (changes or {}).items():
             if not workers.recorded(name):
                 continue
             if value is None:
                 env.pop(name, None)
+                prints.pop(name, None)
             else:
                 env[name] = mask({name: str(value)})[name]
+                prints[name] = fingerprint(str(value))
         found |= changes is not None
-        processes.append(process.model_copy(update={"env": dict(sorted(env.items()))}))
+        update = {"env": dict(sorted(env.items())), "fingerprints": sorted(prints.items())}
+        processes.append(process.model_copy(update=update))
     if not found:
         return workers
     source = workers.source + ", then what each process changed in its own os.environ"
