@@ -6,7 +6,9 @@ Slash commands work offline; the engine advances only on /run, and asks before e
 
 from __future__ import annotations
 
+import io
 import shlex
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -223,7 +225,7 @@ class Chat:
             else:
                 self.run()
         else:
-            self.console.print(f"unknown command {command}; /help lists them")
+            self.console.print(f"unknown command {escape(command)}; /help lists them")
         return True
 
     def show(self, command: str, s: InvestigationState) -> None:
@@ -264,12 +266,12 @@ class Chat:
         if command in ("/drop", "/test"):
             cid, _, reason = rest.partition(" ")
             if cid not in {c.id for c in self.ctx.runner.cands.candidates}:
-                self.console.print(f"no hypothesis {cid!r} (see /hypotheses)")
+                self.console.print(f"no hypothesis {escape(repr(cid))} (see /hypotheses)")
             else:
                 self.ctx.inbox.append(
                     {"kind": command[1:], "candidate": cid, "reason": reason.strip()}
                 )
-                self.console.print(f"{command[1:]} {cid}: applied at the next /run")
+                self.console.print(f"{command[1:]} {escape(cid)}: applied at the next /run")
         elif rest.strip().isdigit():
             self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})
             self.console.print(f"budget: {rest.strip()} launches (from the next /run)")
@@ -286,8 +288,6 @@ def _resumed(console: Console, folder: Path, yes: bool) -> Chat:
 
 def _ask_symptom(console: Console) -> str:
     """On a terminal, the symptom is asked for; elsewhere it must be given."""
-    import sys
-
     if not sys.stdin.isatty():
         raise ToolError('chat needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
     from agent.symptom import parse_symptom
@@ -312,6 +312,8 @@ def chat(
     llm: LLMOptions | None = None,
 ) -> None:
     console = Console(highlight=False, soft_wrap=True)
+    if isinstance(sys.stdin, io.TextIOWrapper):  # bytes that are not text read as U+FFFD
+        sys.stdin.reconfigure(errors="replace")
     if resume:
         from agent.sessions import find_session
 

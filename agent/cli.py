@@ -178,7 +178,7 @@ def _internal_error(e: Exception) -> NoReturn:
     path = state_dir() / "last-error.txt"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(traceback.format_exc())
+        path.write_text(traceback.format_exc(), encoding="utf-8", errors="replace")
         where = f"traceback in {path}"
     except OSError:
         where = "no traceback kept: the state folder is not writable"

@@ -40,6 +40,11 @@ def open_repo(path: Path) -> git.Repo:
         repo = git.Repo(path, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{path} is not a git repository") from None
+    if repo.bare:  # no working tree: nothing to build, run or compare against
+        raise GitError(
+            f"{repo.git_dir} is a bare repository (no working tree): point [target] repo at a "
+            f"clone with a checkout (git clone {repo.git_dir} FOLDER)"
+        )
     # no opportunistic index refresh: reading must not rewrite the user's index
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
     return repo

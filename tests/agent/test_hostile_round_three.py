@@ -1,0 +1,54 @@
+"""Hostile inputs, round three: a bare repository as the target, chat lines that look like rich
+markup, and bytes that are not text on chat's stdin. One clear line or a normal answer, never a
+traceback or an internal error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import assert_one_line_error, make_repo, run_cli
+from tools.lab.create import create_lab
+
+
+def test_a_bare_repository_as_the_target_is_one_line(tmp_path: Path) -> None:
+    source = make_repo(tmp_path)
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "debug-agent.toml").write_text(
+        f'[target]\nrepo = "{bare}"\n[bench]\nkind = "command"\n'
+        'command = "echo latency_ms: 5"\nmetric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    for argv in (["check"], ["diff"], ["investigate", "--symptom", "9 (was 5)", "--good", "HEAD"]):
+        done = run_cli(*argv, cwd=work)
+        assert_one_line_error(done)
+        assert "bare repository" in done.stderr, done.stderr
+
+
+def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    garbage = bytes(range(128, 256)) + b"\xff\xfe\x00\n"
+    lines = b"/foo[/bar]\n[bold]x\n/drop [red]y\n" + garbage + b"/quit\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
+        cwd=lab,
+        input=lines,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "sessions")},
+    )
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, err[-2000:]
+    assert "Traceback" not in out + err and "internal error" not in out + err
+    assert "unknown command /foo[/bar]" in out  # shown as typed, not read as markup
+    assert "no hypothesis '[red]y'" in out
+    assert "left session" in out
+    transcript = next((tmp_path / "sessions").rglob("transcript.jsonl"))
+    for line in transcript.read_text().splitlines():
+        json.loads(line)
