@@ -52,3 +52,44 @@ def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
     transcript = next((tmp_path / "sessions").rglob("transcript.jsonl"))
     for line in transcript.read_text().splitlines():
         json.loads(line)
+
+
+def _objects(git_dir: Path) -> dict[str, int]:
+    return {
+        str(p.relative_to(git_dir)): p.stat().st_size
+        for p in (git_dir / "objects").rglob("*")
+        if p.is_file()
+    }
+
+
+def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> None:
+    """A post-checkout hook that edits a tracked file would make every scratch tree another
+    tree; the tree check's `git add` and each experiment's `git apply --index` once left their
+    blobs in the user's .git/objects; a lock file once stayed in the temp folder."""
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    hook = lab / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho '# touched by a hook' >> README.md\n")
+    hook.chmod(0o755)
+    (lab / "new_module.py").write_text("X = 1\n")  # untracked: its blob is written by git add
+    before = _objects(lab / ".git")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        "--max-launches",
+        "4",
+        cwd=lab,
+        timeout=300,
+        env={"TMPDIR": str(temp)},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["status"] != "error", done.stdout[-3000:]
+    assert _objects(lab / ".git") == before
+    assert not (lab / ".git" / "worktrees").exists() or not any(
+        (lab / ".git" / "worktrees").iterdir()
+    )
+    assert list(temp.iterdir()) == []  # no lock file, no object store, no scratch tree left

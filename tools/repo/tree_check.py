@@ -25,6 +25,7 @@ from tools.repo.worktree import (
     add_paths,
     literal,
     open_repo,
+    scratch_git,
     scratch_index,
     scratch_worktree,
     untracked_paths,
@@ -78,7 +79,7 @@ def check_tree(repo_dir: Path, cands: CandidateSet, own: Sequence[str]) -> TreeC
     )
     try:
         with scratch_worktree(repo_dir, cands.good_sha, [p for p in patches if p]) as tree:
-            found.rebuilt = _tree_hash(git.Git(tree), own)[0]
+            found.rebuilt = _tree_hash(scratch_git(tree, repo), own)[0]
     except GitError as e:  # the patches do not apply: an answer
         found.reason = f"the candidates cannot rebuild the working tree: {e}"
         return found

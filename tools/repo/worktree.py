@@ -5,12 +5,17 @@ tree plus chosen hunks).
 The user's working tree, index, stash and refs are never written: a detached worktree has its
 own HEAD and index. Each worktree is locked with the owner's pid, so a later start can tell a
 crashed run's leftovers from a live run's and remove them.
+
+Every git command of ours runs with the user's hooks off (a post-checkout hook that edits a
+file would make the scratch tree another tree) and writes its objects (the blobs of `git add`
+on a scratch index, of `git apply --index`) to a store of this process's own, which reads the
+user's objects as an alternate: the user's `.git/objects` holds exactly what it held.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
-import hashlib
 import os
 import shutil
 import socket
@@ -33,6 +38,39 @@ class GitError(ToolError):
     pass
 
 
+_store: list[Path] = []  # this process's object store, made on first use
+
+
+def _own_store() -> Path:
+    if not _store:
+        _store.append(Path(tempfile.mkdtemp(prefix="debug-agent-objects-")))
+        atexit.register(shutil.rmtree, _store[0], True)
+    return _store[0]
+
+
+def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """The environment for git commands of ours on a repository whose shared folder (`.git`)
+    is `common_dir`: no hooks, new objects in our own store, the user's read as an alternate."""
+    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    alternates = [str(Path(common_dir).resolve() / "objects")]
+    if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
+        alternates.append(os.environ["GIT_ALTERNATE_OBJECT_DIRECTORIES"])
+    return {
+        "GIT_CONFIG_COUNT": str(count + 1),
+        f"GIT_CONFIG_KEY_{count}": "core.hooksPath",
+        f"GIT_CONFIG_VALUE_{count}": os.devnull,
+        "GIT_OBJECT_DIRECTORY": str(_own_store()),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates),
+    }
+
+
+def scratch_git(folder: Path, repo: git.Repo) -> git.Git:
+    """Git in a scratch worktree of `repo`, isolated as the repository's own commands are."""
+    cmd = git.Git(folder)
+    cmd.update_environment(**isolation(repo.common_dir))
+    return cmd
+
+
 def open_repo(path: Path) -> git.Repo:
     if path.exists() and not path.is_dir():
         raise GitError(f"{path} is a file, not the folder of a git repository")
@@ -46,7 +84,7 @@ def open_repo(path: Path) -> git.Repo:
             f"clone with a checkout (git clone {repo.git_dir} FOLDER)"
         )
     # no opportunistic index refresh: reading must not rewrite the user's index
-    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0")
+    repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", **isolation(repo.common_dir))
     return repo
 
 
@@ -128,17 +166,16 @@ class StaleWorktree(BaseModel):
 def _worktrees_of(repo: git.Repo) -> Iterator[None]:
     """One process at a time adds, lists or removes a repository's worktrees: experiments run
     side by side (a cluster's slots on one node) and git reads a worktree half made as an
-    error. The lock file is ours, in the temp folder, never in the user's repository."""
+    error. The lock is taken on the repository's own folder (git takes none there): no lock
+    file is made, in the repository or anywhere else."""
     import fcntl
 
-    key = hashlib.sha1(str(Path(repo.git_dir).resolve()).encode()).hexdigest()[:16]
-    lock = Path(tempfile.gettempdir()) / f"debug-agent-worktrees-{key}.lock"
-    with lock.open("a") as handle:
+    handle = os.open(repo.common_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(handle)  # releases the lock
 
 
 def _drop_half_made(repo: git.Repo) -> None:
@@ -216,7 +253,7 @@ def scratch_worktree(
             # a name that is no UTF-8 travels as git wrote it (unquote keeps its bytes)
             patch_file.write_bytes(patch_text.encode("utf-8", "surrogateescape"))
             try:
-                git.Git(path).apply("--index", "--whitespace=nowarn", str(patch_file))
+                scratch_git(path, repo).apply("--index", "--whitespace=nowarn", str(patch_file))
             except git.GitCommandError as e:
                 raise GitError(
                     f"the chosen hunks do not apply together: "
