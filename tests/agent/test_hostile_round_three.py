@@ -93,3 +93,55 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
         (lab / ".git" / "worktrees").iterdir()
     )
     assert list(temp.iterdir()) == []  # no lock file, no object store, no scratch tree left
+
+
+DAEMONS = """
+import http.server, os, sys, time
+
+port, pids = int(sys.argv[1]), sys.argv[2]
+if os.fork() == 0:  # a daemon: double fork, its own session, the middle parent gone
+    os.setsid()
+    if os.fork() == 0:
+        open(pids + ".daemon", "w").write(str(os.getpid()))
+        time.sleep(600)
+    os._exit(0)
+if os.fork() == 0:  # a child in its own session that ignores nothing: killpg cannot reach it
+    os.setsid()
+    open(pids + ".session", "w").write(str(os.getpid()))
+    time.sleep(600)
+    os._exit(0)
+
+
+class Ok(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+
+
+http.server.HTTPServer(("127.0.0.1", port), Ok).serve_forever()
+"""
+
+
+def test_a_daemon_and_a_child_in_its_own_session_stop_with_the_launch(tmp_path: Path) -> None:
+    import time
+
+    from tests.conftest import wait_gone
+    from tools.proc.groups import stop_group
+    from tools.proc.server import free_port, running_server
+
+    script = tmp_path / "daemons.py"
+    script.write_text(DAEMONS)
+    port, pids = free_port(), tmp_path / "pid"
+    with running_server(
+        [sys.executable, str(script), str(port), str(pids)], tmp_path, {}, port, tmp_path / "s.log"
+    ):
+        for kind in ("daemon", "session"):
+            deadline = time.monotonic() + 30
+            while not Path(f"{pids}.{kind}").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+        started = [int(Path(f"{pids}.{kind}").read_text()) for kind in ("daemon", "session")]
+        stop_started = time.monotonic()
+    stop_took = time.monotonic() - stop_started
+    assert wait_gone(started, 1.0) == [], "a process of the launch outlived it"
+    # SIGTERM reached every one of them: the stop did not sit out its grace time
+    assert stop_took < stop_group.__defaults__[0], stop_took

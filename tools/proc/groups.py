@@ -1,11 +1,21 @@
-"""Process groups: start a command in its own group, and stop the whole group, always."""
+"""Process groups: start a command in its own group, and stop the whole group, always.
+
+The group is not the whole tree: a child may leave it (setsid) and a daemon double-forks, its
+parent gone. So this process is a child subreaper (Linux): a descendant orphaned anywhere below
+it is re-parented here, not to init, and stays findable. Each launch carries a token in its
+environment, which its descendants inherit, so that the orphans re-parented here are told
+apart by launch when several run side by side.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import secrets
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +26,30 @@ import psutil
 from tools.errors import ToolError
 from tools.proc import group_keeper
 
+TOKEN = "DEBUG_AGENT_LAUNCH"  # in each launch's environment: which launch a process is of
+_PR_SET_CHILD_SUBREAPER = 36
+_tokens: dict[int, str] = {}  # leader pid -> its launch's token
+
+
+def _become_subreaper() -> None:
+    """Orphans below this process come here instead of to init (once; Linux only)."""
+    if sys.platform.startswith("linux") and not getattr(_become_subreaper, "done", False):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _become_subreaper.done = True  # type: ignore[attr-defined]
+
+
+def _orphans_of(token: str) -> list[psutil.Process]:
+    """Processes re-parented to this one (their parent died) that belong to the launch."""
+    found = []
+    for child in psutil.Process().children():
+        try:
+            if child.environ().get(TOKEN) == token:
+                found.append(child)
+        except psutil.Error:
+            continue
+    return found
+
 
 def start_group(
     argv: list[str], cwd: Path, env: dict[str, str], output: IO | int | None = None
@@ -24,11 +58,13 @@ def start_group(
 
     A keeper (tools/proc/group_keeper.py) stops the group if this process dies before `stop_group`.
     """
+    _become_subreaper()
+    token = secrets.token_hex(8)
     try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=env,
+            env={**env, TOKEN: token},
             stdout=output,
             stderr=subprocess.STDOUT if output is not None else None,
             stdin=subprocess.DEVNULL,
@@ -36,6 +72,7 @@ def start_group(
         )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as e:
         raise ToolError(f"cannot start {argv[0]!r} in {cwd}: {e.strerror}") from None
+    _tokens[proc.pid] = token
     try:
         group_keeper.keep(proc.pid)
     except BaseException:
@@ -64,30 +101,52 @@ def live_group_members(pgid: int) -> list[psutil.Process]:
 
 
 def stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> int | None:
-    """SIGTERM the group, SIGKILL whatever is left after `grace_s`; return the leader's code.
-
-    Descendants that left the group (setsid) are found from the process tree taken first.
-    """
+    """SIGTERM the launch's whole tree, SIGKILL whatever is left after `grace_s` (no wait once
+    all are gone); return the leader's code. The tree: the group, the descendants taken first
+    (children that left the group with setsid), and the orphans of the launch re-parented here
+    (double-forked daemons)."""
     pgid = proc.pid
+    token = _tokens.pop(proc.pid, "")
     try:
         descendants = psutil.Process(proc.pid).children(recursive=True)
     except psutil.Error:
         descendants = []
+    orphans = _orphans_of(token) if token else []
+    for orphan in list(orphans):
+        with contextlib.suppress(psutil.Error):
+            orphans += orphan.children(recursive=True)
+    outside = [p for p in descendants + orphans if _pgid(p) != pgid]
+
+    def leftovers() -> list[psutil.Process]:
+        return live_group_members(pgid) + [p for p in descendants + orphans if _is_live(p)]
+
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGTERM)
+    for member in outside:  # not in the group: killpg does not reach them
+        with contextlib.suppress(psutil.Error):
+            member.terminate()
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        leftovers = live_group_members(pgid) + [p for p in descendants if _is_live(p)]
-        if proc.poll() is not None and not leftovers:
+        if proc.poll() is not None and not leftovers():
             break
         time.sleep(0.02)
-    for straggler in live_group_members(pgid) + [p for p in descendants if _is_live(p)]:
+    for straggler in leftovers():
         with contextlib.suppress(psutil.Error):
             straggler.kill()
     group_keeper.release(pgid)
+    for orphan in orphans:  # our children now: their exit status is ours to collect
+        with contextlib.suppress(ChildProcessError, psutil.Error):
+            orphan.wait(timeout=1)
     try:
         return proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
+        return None
+
+
+def _pgid(proc: psutil.Process) -> int | None:
+    try:
+        return os.getpgid(proc.pid)
+    except OSError:
         return None
 
 
