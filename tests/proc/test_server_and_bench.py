@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, wait_gone
+from tests.conftest import REPO_ROOT, tiny_server, wait_gone
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
@@ -200,3 +200,35 @@ def test_command_bench_timeout_stops_everything_it_started(tmp_path: Path) -> No
         )
     assert "started" in (tmp_path / "b.log").read_text()
     assert wait_gone([int(pidfile.read_text())]) == []
+
+
+def test_chatty_output_is_kept_within_a_bound_and_read_whole(tmp_path: Path) -> None:
+    """A bench that prints 6 MB (its value in the middle) and a server that prints 6 MB keep
+    their head and tail in the log, the cut said; the value is still read."""
+    chatty = "yes 'chatter chatter chatter chatter' | head -c 3000000"
+    bench = BenchSection(
+        kind="command",
+        metric="x_ms",
+        command=f"{chatty}; echo 'x_ms: 7.5'; {chatty}; echo done",
+        metric_regex=r"x_ms: ([\d.]+)",
+    )
+    log = tmp_path / "bench.log"
+    result = run_command_bench(bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, log)
+    assert result.metrics["x_ms"].samples == [7.5]
+    text = log.read_text()
+    assert len(text) < 2.5 * 2**20 and "bytes cut here" in text
+    assert text.startswith("$ yes") and text.rstrip().endswith("done")
+
+    script = tmp_path / "server.py"
+    script.write_text(
+        "import sys\nprint('first line')\nprint('z' * 6000000)\nprint('last line', flush=True)\n"
+        + tiny_server("pass")
+    )
+    port = free_port()
+    with running_server(
+        [sys.executable, str(script), str(port)], tmp_path, {}, port, tmp_path / "s.log"
+    ):
+        pass
+    text = (tmp_path / "s.log").read_text()
+    assert len(text) < 2.5 * 2**20 and "bytes cut here" in text
+    assert text.startswith("first line") and "last line" in text[-(2**20) :]

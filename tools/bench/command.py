@@ -13,6 +13,7 @@ from tools.bench.output import parse_bench_serving_block
 from tools.bench.serving import BenchError, BenchResult, Metric, is_measurement
 from tools.config import BenchSection
 from tools.errors import ToolError
+from tools.proc.bounded_log import bounded_text
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def run_command_bench(
     places = Placeholders(node.python, worktree or cwd, config_dir, base_url, port)
     command = command or places.fill(bench.command or "")
     code, output = node.shell(command, cwd, env, bench.timeout_s)
-    log_path.write_text(f"$ {command}\n{output}")
+    log_path.write_text(bounded_text(f"$ {command}\n{output}"))  # values: from all of it
     if code is None:
         raise BenchError(f"bench command timed out after {bench.timeout_s:g} s")
     if code != 0:

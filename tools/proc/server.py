@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from tools.errors import ToolError
 from tools.folders import state_dir
+from tools.proc.bounded_log import bound_file
 from tools.proc.groups import live_group_members, start_group, stop_group
 
 
@@ -211,3 +212,4 @@ def running_server(
     finally:
         stop_group(proc)
         pidfile.unlink(missing_ok=True)
+        bound_file(log_path)
