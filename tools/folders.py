@@ -46,7 +46,18 @@ def writable_dir(path: Path, what: str) -> Path:
     return path
 
 
+def _enclosing_repo(cwd: Path) -> Path | None:
+    """The work tree `cwd` lies in (a folder holding `.git`), if any."""
+    here = cwd.resolve()
+    return next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
+
+
 def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = None) -> Path:
+    """Where sessions are kept: the folder given, $DEBUG_AGENT_SESSIONS_DIR, the state folder
+    when working inside a repository (never a folder in the user's tree), else ./sessions.
+    Without `repo_root` (listing, resuming) the repository is the one `cwd` lies in, so that
+    they look where an investigation there saved."""
+    repo_root = repo_root or _enclosing_repo(cwd)
     if explicit is not None:
         return explicit
     env = os.environ.get("DEBUG_AGENT_SESSIONS_DIR")

@@ -73,7 +73,7 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     hook.chmod(0o755)
     (lab / "new_module.py").write_text("X = 1\n")  # untracked: its blob is written by git add
     before = _objects(lab / ".git")
-    temp = tmp_path / "tmp"
+    temp, state = tmp_path / "tmp", tmp_path / "state"
     temp.mkdir()
     done = run_cli(
         "investigate",
@@ -84,10 +84,17 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
         "4",
         cwd=lab,
         timeout=300,
-        env={"TMPDIR": str(temp)},
+        # sessions where a user's would go: the state folder, since the lab is a repository
+        env={"TMPDIR": str(temp), "DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)},
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout)["status"] != "error", done.stdout[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] != "error", done.stdout[-3000:]
+    # `sessions` run in the repository lists it (it once looked in ./sessions and said nothing)
+    listed = run_cli(
+        "sessions", cwd=lab, env={"DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)}
+    )
+    assert Path(result["session_dir"]).name in listed.stdout, listed.stdout + listed.stderr
     assert _objects(lab / ".git") == before
     assert not (lab / ".git" / "worktrees").exists() or not any(
         (lab / ".git" / "worktrees").iterdir()
