@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from agent.state import InvestigationState
 from tools.errors import ToolError
 from tools.secrets import mask_json, mask_text
+from tools.visible import visible
 
 if TYPE_CHECKING:
     from agent.graph import Context
@@ -49,5 +50,5 @@ def _bare_result(state: InvestigationState, error: BaseException) -> dict:
     }
     (folder / "result.json").write_text(mask_json(result))
     report = f"# Investigation {state.session_id}: error\n\n" + "".join(f"- {n}\n" for n in notes)
-    (folder / "report.md").write_text(mask_text(report))
+    (folder / "report.md").write_text(visible(mask_text(report)))
     return result

@@ -29,6 +29,7 @@ from tools.repo.candidates import Candidate
 from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commits_of
 from tools.secrets import mask, mask_files, mask_json, mask_text
+from tools.visible import visible
 
 if TYPE_CHECKING:
     from agent.graph import Context
@@ -301,7 +302,7 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
     result = InvestigationResult.model_validate(state.result).model_dump()
-    (session / "report.md").write_text(mask_text(markdown))
+    (session / "report.md").write_text(visible(mask_text(markdown)))
     (session / "result.json").write_text(mask_json(result))
     (session / "state.json").write_text(mask_json(state.model_dump(mode="json"), indent=1))
     mask_files(session / "launches")

@@ -43,6 +43,7 @@ from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES
 from tools.repo.candidates import CandidateSet, open_repo
 from tools.repo.target import target_candidates, target_repo
+from tools.visible import visible
 
 if TYPE_CHECKING:
     from tools.progress import Progress
@@ -356,9 +357,9 @@ def console_echo(console: Console) -> Callable[[str, str, str], None]:
                     f"{text[:MAX_SHOWN_CHARS]}... ({len(text) - MAX_SHOWN_CHARS} more "
                     "characters in the transcript)"
                 )
+            text = escape(visible(text))
             console.print(
-                f"[dim]{node:>11}[/dim] "
-                + (f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+                f"[dim]{node:>11}[/dim] " + (f"[{style}]{text}[/{style}]" if style else text)
             )
 
     return echo

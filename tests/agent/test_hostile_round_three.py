@@ -71,7 +71,8 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     hook = lab / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\necho '# touched by a hook' >> README.md\n")
     hook.chmod(0o755)
-    (lab / "new_module.py").write_text("X = 1\n")  # untracked: its blob is written by git add
+    # untracked, so git add writes its blob; its name clears the screen if a terminal obeys it
+    (lab / "new\x1b[2Jmodule.py").write_text("X = 1\n")
     before = _objects(lab / ".git")
     temp, state = tmp_path / "tmp", tmp_path / "state"
     temp.mkdir()
@@ -90,6 +91,9 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] != "error", done.stdout[-3000:]
+    report = (Path(result["session_dir"]) / "report.md").read_text()
+    assert "\x1b" not in done.stderr and "\x1b" not in report
+    assert "new\\x1b[2Jmodule.py" in report  # shown, not obeyed
     # `sessions` run in the repository lists it (it once looked in ./sessions and said nothing)
     listed = run_cli(
         "sessions", cwd=lab, env={"DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)}
