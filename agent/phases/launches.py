@@ -37,9 +37,10 @@ def references(state: InvestigationState, runner: Runner, log: Log) -> bool:
             f"the bad state rebuilt is the working tree: {check.reason}{carried}",
         )
         return True
+    differ = f"; differs: {', '.join(check.differ)}" if check.differ else ""
     state.notes.append(
-        f"the bad state cannot be rebuilt as the working tree ({check.reason}; differs: "
-        f"{', '.join(check.differ) or '-'}){carried}: nothing was measured"
+        f"the bad state cannot be rebuilt as the working tree ({check.reason}{differ})"
+        f"{carried}: nothing was measured"
     )
     log("gather", "error", state.notes[-1])
     return False

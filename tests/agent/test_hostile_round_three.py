@@ -156,3 +156,23 @@ def test_a_daemon_and_a_child_in_its_own_session_stop_with_the_launch(tmp_path: 
     assert wait_gone(started, 1.0) == [], "a process of the launch outlived it"
     # SIGTERM reached every one of them: the stop did not sit out its grace time
     assert stop_took < stop_group.__defaults__[0], stop_took
+
+
+def test_a_dirty_submodule_stops_the_run_with_one_line_naming_it(tmp_path: Path) -> None:
+    """Its folder would be empty in every scratch tree while the run called the rebuilt bad
+    state the working tree."""
+    (tmp_path / "s").mkdir()
+    (tmp_path / "m").mkdir()
+    sub, main = make_repo(tmp_path / "s"), make_repo(tmp_path / "m")
+    git = ["git", "-c", "protocol.file.allow=always", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "submodule", "add", "-q", str(sub), "dep"], cwd=main, check=True)
+    subprocess.run([*git, "commit", "-qm", "dep"], cwd=main, check=True)
+    (main / "dep" / "a.py").write_text("changed inside the submodule\n")
+    (main / "debug-agent.toml").write_text(
+        '[bench]\nkind = "command"\ncommand = "echo latency_ms: 5"\n'
+        'metric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    done = run_cli("investigate", "--symptom", "9 (was 5)", "--good", "HEAD", "--json", cwd=main)
+    result = json.loads(done.stdout)
+    assert result["status"] == "error"
+    assert any("submodule dep has uncommitted changes" in n for n in result["notes"]), result

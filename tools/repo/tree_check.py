@@ -58,10 +58,37 @@ def _tree_hash(cmd: git.Git, own: Sequence[str]) -> tuple[str, list[str]]:
     return cmd.write_tree(), commitless
 
 
+def dirty_submodules(repo: git.Repo) -> list[str]:
+    """Submodules with changes inside their own working tree (modified or untracked files),
+    which no patch of the superproject holds: only a new commit of theirs is a gitlink change."""
+    status = repo.git.status("--porcelain=v2", "-z", "--ignore-submodules=none")
+    found = []
+    for entry in status.split("\0"):
+        fields = entry.split(" ", 8)
+        # "1 XY S<c><m><u> ...": m, tracked changes; u, untracked files (v2's submodule state)
+        state = fields[2] if len(fields) == 9 and fields[0] == "1" else ""
+        if state.startswith("S") and (state[2] == "M" or state[3] == "U"):
+            found.append(fields[8])
+    return found
+
+
 def check_tree(repo_dir: Path, cands: CandidateSet, own: Sequence[str]) -> TreeCheck:
     """Rebuild the bad state from `cands` and compare it with the working tree of `repo_dir`.
     A difference is an answer (ok=False), not an error; GitError only when git itself fails."""
     repo = open_repo(repo_dir)
+    dirty = dirty_submodules(repo)
+    if dirty:
+        return TreeCheck(
+            ok=False,
+            reason=f"submodule {dirty[0]} has uncommitted changes inside it, which no scratch "
+            "tree can carry: commit them in the submodule (a new commit is a change the "
+            "search can test) or stash them, then start again",
+            working_tree="",
+            rebuilt=None,
+            differ=[],
+            carried=cands.carried,
+            left_out=[],
+        )
     try:
         with scratch_index(repo):
             working, commitless = _tree_hash(repo.git, own)
