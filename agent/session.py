@@ -210,7 +210,13 @@ class Session:
             repo=open_repo(target_repo(config, target_dir)),
             approve=approve,
         )
-        return cls(folder, ctx, saved=values)
+        session = cls(folder, ctx, saved=values)
+        if values.get("session_dir") not in (None, str(folder)):
+            # the folder was moved or copied: it goes on where it is now, never writing back
+            # to where it was made
+            session.update({"session_dir": str(folder)}, as_node=None)
+            values["session_dir"] = str(folder)
+        return session
 
     def run(self, value: Any = None) -> Any:
         """From `value` (the first state, a Command answering an interrupt, or None: on from
@@ -243,7 +249,7 @@ class Session:
         values = self.graph.get_state(self.config).values
         return InvestigationState.model_validate(values) if values else self.initial()
 
-    def update(self, values: dict, as_node: str) -> None:
+    def update(self, values: dict, as_node: str | None) -> None:
         self.graph.update_state(self.config, values, as_node=as_node)
 
     def close(self) -> None:

@@ -176,3 +176,42 @@ def test_a_dirty_submodule_stops_the_run_with_one_line_naming_it(tmp_path: Path)
     result = json.loads(done.stdout)
     assert result["status"] == "error"
     assert any("submodule dep has uncommitted changes" in n for n in result["notes"]), result
+
+
+def test_a_moved_session_folder_goes_on_where_it_is_now(tmp_path: Path) -> None:
+    """Resuming a copy once wrote half the session back to the folder it was made in."""
+    import shutil
+
+    lab, made, moved = tmp_path / "lab", tmp_path / "made", tmp_path / "moved"
+    create_lab("seed", lab)
+    first = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--max-launches",
+        "3",
+        "--json",
+        cwd=lab,
+        timeout=300,
+        env={"DEBUG_AGENT_SESSIONS_DIR": str(made)},
+    )
+    assert json.loads(first.stdout)["status"] == "budget_exhausted", first.stderr[-2000:]
+    (session,) = made.iterdir()
+    moved.mkdir()
+    shutil.move(session, moved / session.name)
+    done = run_cli(
+        "investigate",
+        "--resume",
+        session.name,
+        "--max-launches",
+        "30",
+        "--json",
+        cwd=lab,
+        timeout=300,
+        env={"DEBUG_AGENT_SESSIONS_DIR": str(moved)},
+    )
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", done.stderr[-2000:]
+    assert result["session_dir"] == str(moved / session.name)
+    assert list(made.iterdir()) == []  # nothing written back to where it was made
+    assert (moved / session.name / "report.md").read_text().startswith("# Investigation")
