@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import signal
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import typer
 from agent.cli_lab import lab_app
 from agent.cli_sessions import register_session_commands
 from agent.cli_tools import register_tool_commands
-from tools.errors import ToolError
+from tools.errors import STORAGE_ERRORS, ToolError
 
 app = typer.Typer(
     help="Finds what made an LLM server slower, by experiment, and writes down why.",
@@ -157,16 +156,12 @@ def main() -> None:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except OSError as e:
-        if e.errno not in _STORAGE_ERRORS:
+        if e.errno not in STORAGE_ERRORS:
             _internal_error(e)
         print(f"error: cannot write {e.filename or 'a file'}: {e.strerror}", file=sys.stderr)
         sys.exit(1)
     except Exception as e:
         _internal_error(e)
-
-
-# a disk that is full or read-only is the user's to fix, not a bug of ours
-_STORAGE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM}
 
 
 def _internal_error(e: Exception) -> NoReturn:

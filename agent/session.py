@@ -37,7 +37,7 @@ from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
 from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
-from tools.errors import ToolError
+from tools.errors import STORAGE_ERRORS, ToolError
 from tools.folders import writable_dir
 from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES
@@ -231,7 +231,16 @@ class Session:
         try:
             final = self.run(self.first)
         except Exception as error:  # noqa: BLE001 - never an investigation without a result
-            return self.fail(error)
+            try:
+                return self.fail(error)
+            except OSError as e:  # not even the report could be written: a full disk
+                if e.errno not in STORAGE_ERRORS:
+                    raise
+                raise ToolError(
+                    f"cannot write {e.filename or f'in {self.folder}'}: {e.strerror}; the "
+                    "session is kept at its last checkpoint: free some space, then go on with "
+                    f"debug-agent investigate --resume {self.folder.name}"
+                ) from None
         return final["result"] if isinstance(final, dict) else final.result
 
     def fail(self, error: BaseException) -> dict:

@@ -4,6 +4,7 @@ traceback or an internal error."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -215,3 +216,54 @@ def test_a_moved_session_folder_goes_on_where_it_is_now(tmp_path: Path) -> None:
     assert result["session_dir"] == str(moved / session.name)
     assert list(made.iterdir()) == []  # nothing written back to where it was made
     assert (moved / session.name / "report.md").read_text().startswith("# Investigation")
+
+
+def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:
+    """A tmpfs for the sessions, filled once the search started: one line naming the session
+    folder and the resume command; once space is free, the resume ends the investigation."""
+    import time
+
+    assert os.geteuid() == 0, "mounts a small tmpfs: run as root (CI does)"
+    lab, disk = tmp_path / "lab", tmp_path / "disk"
+    create_lab("seed", lab)
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", str(disk)], check=True)
+    try:
+        env = {**os.environ, "DEBUG_AGENT_SESSIONS_DIR": str(disk / "sessions")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agent", "investigate", "--symptom", "verify 29ms", "--json"],
+            cwd=lab,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            found = list((disk / "sessions").glob("*/transcript.jsonl"))
+            if found and "search: revert" in found[0].read_text():
+                break
+            time.sleep(0.05)
+        filler = disk / "filler"
+        with filler.open("wb") as out, contextlib.suppress(OSError):
+            while True:
+                out.write(b"\0" * (1 << 20))
+        _, err = proc.communicate(timeout=300)
+        (session,) = (disk / "sessions").iterdir()
+        assert proc.returncode == 1 and "Traceback" not in err, err[-3000:]
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"error: cannot write in {session}: No space left on device")
+        assert last.endswith(f"debug-agent investigate --resume {session.name}"), last
+        filler.unlink()
+        done = run_cli(
+            "investigate",
+            "--resume",
+            session.name,
+            "--json",
+            cwd=lab,
+            timeout=300,
+            env={"DEBUG_AGENT_SESSIONS_DIR": str(disk / "sessions")},
+        )
+        assert json.loads(done.stdout)["status"] == "confirmed", done.stderr[-2000:]
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
