@@ -1,9 +1,10 @@
 """Real, documented regressions on their projects' real histories (git bundles in tests/data):
 the first bad commit named as git bisect names it, then only its culprit hunk(s), in a few
 launches more than `git bisect run` spends with the same bench: three at the median (measured:
-docs/real-runs.md); each case here is allowed two more, the replicates that a loaded machine's
-noise may ask for (the suite runs beside itself: markdown2's slow calls, one per reported value,
-once took two replicates more than its median run)."""
+docs/real-runs.md; mistune-emphasis five, its `allowance` says so); each case here is allowed
+two more, the replicates that a loaded machine's noise may ask for (the suite runs beside
+itself: markdown2's slow calls, one per reported value, once took two replicates more than its
+median run)."""
 
 from __future__ import annotations
 
@@ -30,4 +31,4 @@ def test_the_culprit_commit_then_its_hunk(case: Case, tmp_path: Path) -> None:
 
     bisect = bisect_run(case, repo)
     assert bisect["first_bad"] == case.culprit_sha, bisect
-    assert result["launches"] <= bisect["launches"] + 5, (result["launches"], bisect)
+    assert result["launches"] <= bisect["launches"] + case.allowance, (result["launches"], bisect)
