@@ -15,7 +15,7 @@ from tools.cluster.attempt import attempt
 from tools.cluster.ray_pool import Job, JobOutcome, RayPool
 from tools.config import TargetConfig
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec
-from tools.proc.server import ServerError
+from tools.proc.server import ServerDied, ServerError
 from tools.progress import ProgressCallbacks
 from tools.repo.candidates import (
     CandidateSet,
@@ -31,6 +31,7 @@ from tools.repo.worktree import open_repo
 _STAGES: dict[type[Exception], str] = {
     GitError: "build",
     BuildError: "build",
+    ServerDied: "died",  # before ServerError: it is one
     ServerError: "start",
     BenchError: "bench",
 }

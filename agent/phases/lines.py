@@ -57,7 +57,11 @@ def stop_if(state: InvestigationState, why: str | None, log: Log) -> None:
 
 def failed(state: InvestigationState, config: Variant, failure: Failure, log: Log) -> None:
     """A launch that measured nothing: why, where its log is, and the log's last lines."""
-    what = {"build": "its tree did not build", "start": "its server did not start (twice)"}
+    what = {
+        "build": "its tree did not build",
+        "start": "its server did not start (twice)",
+        "died": "its server ended while it was measured",
+    }
     log(
         "experiment",
         "error",

@@ -231,6 +231,14 @@ def test_a_server_that_dies_mid_benchmark_is_reported_as_exited(tmp_path: Path) 
         "illegal memory access",
         "server-1.log",
     )
+    # in an investigation: the launch is unresolved because the server ended while measured,
+    # not because it "did not start (twice)"; a death is an answer about the tree, not retried
+    investigated = run_cli("investigate", "--symptom", "tok/s 10 (was 20)", "--json", cwd=repo)
+    result = json.loads(investigated.stdout)
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "its server ended while it was measured" in transcript, transcript[-3000:]
+    assert "did not start" not in transcript
+    assert not list(Path(result["session_dir"]).glob("launches/*-start-failed"))
 
 
 NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: -12')\nprint('latency_ms: inf')\n"

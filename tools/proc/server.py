@@ -34,6 +34,10 @@ class ServerError(ToolError):
     """The server did not come up; the message is one line and names the log."""
 
 
+class ServerDied(ServerError):
+    """The server came up, then ended while it was being measured."""
+
+
 class ServerInfo(BaseModel):
     pid: int
     port: int
@@ -124,7 +128,8 @@ def exit_error(code: int, log_text: str, log_name: str, during: str) -> ServerEr
         if code < 0 and -code in signal.valid_signals()
         else f"exited with code {code}"
     )
-    return ServerError(
+    kind = ServerError if during == "start-up" else ServerDied
+    return kind(
         f"server {how} during {during}: {lines[-1] if lines else '(empty log)'} (log: {log_name})"
     )
 
