@@ -26,7 +26,7 @@ import psutil
 from tools.errors import ToolError
 from tools.proc import group_keeper
 
-TOKEN = "DEBUG_AGENT_LAUNCH"  # in each launch's environment: which launch a process is of
+TOKEN = "DEBUG_AGENT_TREE"  # in each launch's environment: which launch a process is of
 _PR_SET_CHILD_SUBREAPER = 36
 _tokens: dict[int, str] = {}  # leader pid -> its launch's token
 
