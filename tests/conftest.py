@@ -63,6 +63,22 @@ def run_cli(
     )
 
 
+def investigate_seed(
+    lab: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess:
+    """`debug-agent investigate --symptom "verify 29ms" --json ARGS` in a seed lab."""
+    return run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--json",
+        *args,
+        cwd=lab,
+        timeout=timeout,
+        env=env,
+    )
+
+
 def tiny_server(on_post: str) -> str:
     """A server script (argv: PORT [ARG]): GET answers "ok"; POST runs `on_post`, Python lines
     with `os`, `sys` and `time` imported (e.g. hang, crash, or answer)."""

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_one_line_error, make_repo, run_cli, tiny_server
+from tests.conftest import (
+    assert_one_line_error,
+    investigate_seed,
+    make_repo,
+    run_cli,
+    tiny_server,
+)
 from tools.lab.create import create_lab
 
 SYMPTOMS = [
@@ -261,16 +267,7 @@ def test_nan_from_a_bench_is_not_a_measurement(tmp_path: Path) -> None:
 def test_sessions_in_a_pipe_show_whole_ids_and_json(tmp_path: Path) -> None:
     lab = tmp_path / "lab"
     create_lab("seed", lab)
-    done = run_cli(
-        "investigate",
-        "--symptom",
-        "verify 29ms",
-        "--json",
-        "--max-launches",
-        "2",
-        cwd=lab,
-        timeout=300,
-    )
+    done = investigate_seed(lab, "--max-launches", "2")
     session = json.loads(done.stdout)["session"]
     listed = run_cli("sessions", cwd=lab)  # stdout is a pipe here, as in `| grep`
     assert any(line.split("\t")[0] == session for line in listed.stdout.splitlines())

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import assert_one_line_error, make_repo, run_cli
+from tests.conftest import assert_one_line_error, investigate_seed, make_repo, run_cli
 from tools.lab.create import create_lab
 
 
@@ -77,18 +77,9 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     before = _objects(lab / ".git")
     temp, state = tmp_path / "tmp", tmp_path / "state"
     temp.mkdir()
-    done = run_cli(
-        "investigate",
-        "--symptom",
-        "verify 29ms",
-        "--json",
-        "--max-launches",
-        "4",
-        cwd=lab,
-        timeout=300,
-        # sessions where a user's would go: the state folder, since the lab is a repository
-        env={"TMPDIR": str(temp), "DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)},
-    )
+    # sessions where a user's would go: the state folder, since the lab is a repository
+    env = {"TMPDIR": str(temp), "DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)}
+    done = investigate_seed(lab, "--max-launches", "4", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] != "error", done.stdout[-3000:]
@@ -185,16 +176,8 @@ def test_a_moved_session_folder_goes_on_where_it_is_now(tmp_path: Path) -> None:
 
     lab, made, moved = tmp_path / "lab", tmp_path / "made", tmp_path / "moved"
     create_lab("seed", lab)
-    first = run_cli(
-        "investigate",
-        "--symptom",
-        "verify 29ms",
-        "--max-launches",
-        "3",
-        "--json",
-        cwd=lab,
-        timeout=300,
-        env={"DEBUG_AGENT_SESSIONS_DIR": str(made)},
+    first = investigate_seed(
+        lab, "--max-launches", "3", env={"DEBUG_AGENT_SESSIONS_DIR": str(made)}
     )
     assert json.loads(first.stdout)["status"] == "budget_exhausted", first.stderr[-2000:]
     (session,) = made.iterdir()

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import run_cli
+from tests.conftest import investigate_seed, run_cli
 from tools.lab.create import create_lab
 from tools.lab.target_config import lab_env
 from tools.secrets import MASK, learn_env, mask, mask_file_text, mask_json, mask_text
@@ -55,17 +55,7 @@ def _leaks(text: str) -> list[str]:
 
 def test_no_secret_anywhere_in_a_session_or_the_outputs(tmp_path: Path) -> None:
     lab = _secret_lab(tmp_path)
-    done = run_cli(
-        "investigate",
-        "--symptom",
-        "verify 29ms",
-        "--json",
-        "--max-launches",
-        "6",
-        cwd=lab,
-        timeout=300,
-        env={"OPENAI_API_KEY": OPENAI},
-    )
+    done = investigate_seed(lab, "--max-launches", "6", env={"OPENAI_API_KEY": OPENAI})
     assert done.returncode == 0, done.stderr[-3000:]
     assert _leaks(done.stdout + done.stderr) == []
     result = json.loads(done.stdout)
