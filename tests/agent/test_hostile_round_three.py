@@ -170,46 +170,18 @@ def test_a_dirty_submodule_stops_the_run_with_one_line_naming_it(tmp_path: Path)
     assert any("submodule dep has uncommitted changes" in n for n in result["notes"]), result
 
 
-def test_a_moved_session_folder_goes_on_where_it_is_now(tmp_path: Path) -> None:
-    """Resuming a copy once wrote half the session back to the folder it was made in."""
-    import shutil
-
-    lab, made, moved = tmp_path / "lab", tmp_path / "made", tmp_path / "moved"
-    create_lab("seed", lab)
-    first = investigate_seed(
-        lab, "--max-launches", "3", env={"DEBUG_AGENT_SESSIONS_DIR": str(made)}
-    )
-    assert json.loads(first.stdout)["status"] == "budget_exhausted", first.stderr[-2000:]
-    (session,) = made.iterdir()
-    moved.mkdir()
-    shutil.move(session, moved / session.name)
-    done = run_cli(
-        "investigate",
-        "--resume",
-        session.name,
-        "--max-launches",
-        "30",
-        "--json",
-        cwd=lab,
-        timeout=300,
-        env={"DEBUG_AGENT_SESSIONS_DIR": str(moved)},
-    )
-    result = json.loads(done.stdout)
-    assert result["status"] == "confirmed", done.stderr[-2000:]
-    assert result["session_dir"] == str(moved / session.name)
-    assert list(made.iterdir()) == []  # nothing written back to where it was made
-    assert (moved / session.name / "report.md").read_text().startswith("# Investigation")
-
-
 def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:
     """A tmpfs for the sessions, filled once the search started: one line naming the session
-    folder and the resume command; once space is free, the resume ends the investigation."""
+    folder and the resume command. The folder, moved off the full disk, resumes where it now
+    is to the verdict (resuming a copy once wrote half the session back to the old path)."""
+    import shutil
     import time
 
     assert os.geteuid() == 0, "mounts a small tmpfs: run as root (CI does)"
-    lab, disk = tmp_path / "lab", tmp_path / "disk"
+    lab, disk, moved = tmp_path / "lab", tmp_path / "disk", tmp_path / "moved"
     create_lab("seed", lab)
     disk.mkdir()
+    moved.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=70m", "tmpfs", str(disk)], check=True)
     try:
         env = {**os.environ, "DEBUG_AGENT_SESSIONS_DIR": str(disk / "sessions")}
@@ -237,7 +209,9 @@ def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: 
         last = err.strip().splitlines()[-1]
         assert last.startswith(f"error: cannot write in {session}: No space left on device")
         assert last.endswith(f"debug-agent investigate --resume {session.name}"), last
+        shutil.copytree(session, moved / session.name)
         filler.unlink()
+        before = sorted(p.name for p in session.rglob("*"))
         done = run_cli(
             "investigate",
             "--resume",
@@ -245,8 +219,12 @@ def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: 
             "--json",
             cwd=lab,
             timeout=300,
-            env={"DEBUG_AGENT_SESSIONS_DIR": str(disk / "sessions")},
+            env={"DEBUG_AGENT_SESSIONS_DIR": str(moved)},
         )
-        assert json.loads(done.stdout)["status"] == "confirmed", done.stderr[-2000:]
+        result = json.loads(done.stdout)
+        assert result["status"] == "confirmed", done.stderr[-2000:]
+        assert result["session_dir"] == str(moved / session.name)
+        assert sorted(p.name for p in session.rglob("*")) == before  # the old folder untouched
+        assert (moved / session.name / "report.md").read_text().startswith("# Investigation")
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
