@@ -79,7 +79,7 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     temp.mkdir()
     # sessions where a user's would go: the state folder, since the lab is a repository
     env = {"TMPDIR": str(temp), "DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)}
-    done = investigate_seed(lab, "--max-launches", "4", env=env)
+    done = investigate_seed(lab, "--max-launches", "2", env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] != "error", done.stdout[-3000:]
