@@ -20,6 +20,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -189,11 +190,25 @@ def _drop_half_made(repo: git.Repo) -> None:
             shutil.rmtree(Path(tempfile.gettempdir()) / entry.name, ignore_errors=True)
 
 
+def _listing(repo: git.Repo, tries: int = 5) -> str:
+    """`git worktree list`, with the lock held. A `git worktree add` whose owner was killed
+    can outlive it (the lock goes with the owner; the git process it started runs on) and
+    write an entry half made while we list: cleared and listed again."""
+    with _worktrees_of(repo):
+        for attempt in range(tries):
+            _drop_half_made(repo)
+            try:
+                return repo.git.worktree("list", "--porcelain")
+            except git.GitCommandError:
+                if attempt == tries - 1:
+                    raise
+                time.sleep(0.2)
+    return ""
+
+
 def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
     found, path = [], None
-    with _worktrees_of(repo):
-        _drop_half_made(repo)
-        listing = repo.git.worktree("list", "--porcelain")
+    listing = _listing(repo)
     for line in listing.splitlines():
         if line.startswith("worktree "):
             path = line.removeprefix("worktree ")
