@@ -8,8 +8,9 @@ model file that defines its class. A registry factory that picks a module under 
 reports.
 
 Then imports are followed (tools/code_paths/imports.py). The roots are the modules a serving
-process certainly imports: the selected backends' modules, the served model's file, and the
-model runner (every scheduler process imports it, and through it the registry). A module
+process certainly imports: the selected backends' modules, the served model's file, the
+model runner (every scheduler process imports it, and through it the registry), and the HTTP
+server's module when the log shows it ran (a line only it prints). A module
 reached from a root by module-level imports is on-path, with the chain quoted. A registered
 backend module that the server did not select is a dead end: reached, it is on-path only when
 an on-path module other than the selecting one imports it (a helper or a base class used
