@@ -88,18 +88,20 @@ def _machine_key() -> bytes:
     return _key
 
 
+def _digest(value: str) -> str:
+    """The keyed hash of a value, in hex."""
+    return hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+
+
 def masked(value: str) -> str:
-    """The mask of one secret value: `***` and six hex digits of a keyed hash."""
-    digest = hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256)
-    return MASK + digest.hexdigest()[:6]
+    """The mask of one secret value: `***` and six hex digits of its keyed hash."""
+    return MASK + _digest(value)[:6]
 
 
 def fingerprint(value: str) -> str:
     """A keyed hash of a value, to tell whether two values are equal after both are masked
     (what a worker had against what was set) without keeping either."""
-    return hmac.new(_machine_key(), value.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[
-        :16
-    ]
+    return _digest(value)[:16]
 
 
 @functools.lru_cache(maxsize=4096)  # the same keys and flags come back all the time

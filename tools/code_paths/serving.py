@@ -146,3 +146,23 @@ def read_servings(
         )
     )
     return servings
+
+
+HTTP_SERVER = "srt/entrypoints/http_server.py"
+# lines only SGLang's HTTP server prints: the main process of `launch_server` or `sglang serve`
+# ran it (an Engine in a user's script prints server_args too, and none of these)
+_HTTP_LINES = re.compile(
+    r"The server is fired up and ready to roll!|Uvicorn running on |Application startup complete"
+)
+
+
+def http_server_root(pkg: Path, log_text: str) -> dict[Path, str]:
+    """The HTTP server's module, a root when the log shows the HTTP server ran."""
+    found = _HTTP_LINES.search(log_text)
+    if found is None or not (pkg / HTTP_SERVER).is_file():
+        return {}
+    number = log_text.count("\n", 0, found.start()) + 1
+    return {
+        pkg / HTTP_SERVER: f"the HTTP server, which the log shows ran (line {number}: "
+        f"{found.group(0)!r})"
+    }

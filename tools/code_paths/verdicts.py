@@ -17,7 +17,7 @@ from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration,
 from tools.code_paths.elsewhere import elsewhere
 from tools.code_paths.imports import Reach, chain, lookup_in
 from tools.code_paths.modules import ModuleGraph, expression
-from tools.code_paths.serving import Serving
+from tools.code_paths.serving import Serving, http_server_root
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
 
@@ -49,6 +49,7 @@ class Judge:
     args_line: int | None
     gpu: GpuInfo | None
     served: dict[str, str | None]  # architecture -> the model file defining it
+    log_text: str = ""
     found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
 
@@ -112,7 +113,7 @@ class Judge:
 
     def roots(self) -> dict[Path, str]:
         """Modules every serving process imports: the selected backends', the model's file,
-        the model runner."""
+        the model runner; and the HTTP server's, where the log shows it ran."""
         roots: dict[Path, str] = {}
         for r in self.registrations:
             if r.backend not in self.active:
@@ -136,6 +137,8 @@ class Judge:
             for module, why in PROCESSES.items():
                 if (self.pkg / module).is_file():
                     roots.setdefault(self.pkg / module, why)
+        for path, why in http_server_root(self.pkg, self.log_text).items():
+            roots.setdefault(path, why)
         return roots
 
     def backend(self, rel: str, users: list[Registration]) -> tuple[list[str], Status]:

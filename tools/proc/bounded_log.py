@@ -12,18 +12,18 @@ from pathlib import Path
 KEEP = 1 << 20  # bytes kept at each end of a log
 
 
-def _cut_line(cut: int) -> bytes:
+def _cut_line(cut: int) -> str:
     return (
         f"\n[debug-agent: {cut:,} bytes cut here to keep the log small; the head and the tail "
         "are as written, and values were read from the whole output]\n"
-    ).encode()
+    )
 
 
 def bounded_text(text: str, keep: int = KEEP) -> str:
     """`text` with its middle cut when it holds more than twice `keep` characters."""
     if len(text) <= 2 * keep:
         return text
-    return text[:keep] + _cut_line(len(text) - 2 * keep).decode() + text[-keep:]
+    return text[:keep] + _cut_line(len(text) - 2 * keep) + text[-keep:]
 
 
 def bound_file(path: Path, keep: int = KEEP) -> None:
@@ -37,7 +37,7 @@ def bound_file(path: Path, keep: int = KEEP) -> None:
     cut = path.with_name(path.name + ".cut")
     with path.open("rb") as source, cut.open("wb") as out:
         out.write(source.read(keep))
-        out.write(_cut_line(size - 2 * keep))
+        out.write(_cut_line(size - 2 * keep).encode())
         source.seek(size - keep)
         shutil.copyfileobj(source, out)
     os.replace(cut, path)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import secrets
 import signal
@@ -31,12 +32,12 @@ _PR_SET_CHILD_SUBREAPER = 36
 _tokens: dict[int, str] = {}  # leader pid -> its launch's token
 
 
+@functools.cache
 def _become_subreaper() -> None:
     """Orphans below this process come here instead of to init (once; Linux only)."""
-    if sys.platform.startswith("linux") and not getattr(_become_subreaper, "done", False):
+    if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        _become_subreaper.done = True  # type: ignore[attr-defined]
 
 
 def _orphans_of(token: str) -> list[psutil.Process]:

@@ -60,7 +60,10 @@ def _tree_hash(cmd: git.Git, own: Sequence[str]) -> tuple[str, list[str]]:
 
 def dirty_submodules(repo: git.Repo) -> list[str]:
     """Submodules with changes inside their own working tree (modified or untracked files),
-    which no patch of the superproject holds: only a new commit of theirs is a gitlink change."""
+    which no patch of the superproject holds: only a new commit of theirs is a gitlink change.
+    A repository without .gitmodules has none, and is spared a full `git status`."""
+    if not (Path(str(repo.working_tree_dir)) / ".gitmodules").is_file():
+        return []
     status = repo.git.status("--porcelain=v2", "-z", "--ignore-submodules=none")
     found = []
     for entry in status.split("\0"):

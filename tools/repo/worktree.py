@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import shutil
 import socket
@@ -39,14 +40,12 @@ class GitError(ToolError):
     pass
 
 
-_store: list[Path] = []  # this process's object store, made on first use
-
-
+@functools.cache
 def _own_store() -> Path:
-    if not _store:
-        _store.append(Path(tempfile.mkdtemp(prefix="debug-agent-objects-")))
-        atexit.register(shutil.rmtree, _store[0], True)
-    return _store[0]
+    """This process's object store, made on first use, removed at exit."""
+    store = Path(tempfile.mkdtemp(prefix="debug-agent-objects-"))
+    atexit.register(shutil.rmtree, store, True)
+    return store
 
 
 def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
