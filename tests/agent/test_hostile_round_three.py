@@ -9,9 +9,10 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
-from tests.conftest import assert_one_line_error, investigate_seed, make_repo, run_cli
+from tests.conftest import assert_one_line_error, investigate_seed, make_repo, run_cli, sh
 from tools.lab.create import create_lab
 
 
@@ -72,6 +73,11 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     hook = lab / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\necho '# touched by a hook' >> README.md\n")
     hook.chmod(0o755)
+    # a clean/smudge filter on every .py file once ran for each file of every scratch tree
+    runs = tmp_path / "filter-runs"
+    (lab / ".git" / "info" / "attributes").write_text("*.py filter=count\n")
+    for direction in ("clean", "smudge"):
+        sh(lab, "git", "config", f"filter.count.{direction}", f"echo {direction} %f >> {runs}; cat")
     # untracked, so git add writes its blob; its name clears the screen if a terminal obeys it
     (lab / "new\x1b[2Jmodule.py").write_text("X = 1\n")
     before = _objects(lab / ".git")
@@ -96,6 +102,9 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
         (lab / ".git" / "worktrees").iterdir()
     )
     assert list(temp.iterdir()) == []  # no lock file, no object store, no scratch tree left
+    # once per file state: a file's good and bad content, each cleaned and smudged once
+    counts = Counter(runs.read_text().splitlines())
+    assert counts and max(counts.values()) <= 2, counts.most_common(3)
 
 
 DAEMONS = """

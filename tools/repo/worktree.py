@@ -31,6 +31,7 @@ import psutil
 from pydantic import BaseModel
 
 from tools.errors import ToolError
+from tools.repo.filters import cached_filters, filter_environment
 
 PREFIX = "debug-agent-wt-"
 LOCK_REASON = "debug-agent pid "
@@ -41,27 +42,34 @@ class GitError(ToolError):
 
 
 @functools.cache
-def _own_store() -> Path:
-    """This process's object store, made on first use, removed at exit."""
-    store = Path(tempfile.mkdtemp(prefix="debug-agent-objects-"))
-    atexit.register(shutil.rmtree, store, True)
-    return store
+def own_folder(name: str) -> Path:
+    """A folder of this process's own ("objects": its object store; "filters": the filter
+    cache), made on first use, removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix=f"debug-agent-{name}-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
     """The environment for git commands of ours on a repository whose shared folder (`.git`)
-    is `common_dir`: no hooks, new objects in our own store, the user's read as an alternate."""
+    is `common_dir`: no hooks, new objects in our own store, the user's read as an alternate,
+    the user's clean and smudge filters run once per file state (tools/repo/filters.py)."""
     count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
     alternates = [str(Path(common_dir).resolve() / "objects")]
     if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
         alternates.append(os.environ["GIT_ALTERNATE_OBJECT_DIRECTORIES"])
-    return {
-        "GIT_CONFIG_COUNT": str(count + 1),
-        f"GIT_CONFIG_KEY_{count}": "core.hooksPath",
-        f"GIT_CONFIG_VALUE_{count}": os.devnull,
-        "GIT_OBJECT_DIRECTORY": str(_own_store()),
+    filters = cached_filters(str(common_dir))
+    settings = {"core.hooksPath": os.devnull, **filters}
+    env = {
+        "GIT_CONFIG_COUNT": str(count + len(settings)),
+        "GIT_OBJECT_DIRECTORY": str(own_folder("objects")),
         "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.pathsep.join(alternates),
     }
+    for index, (key, value) in enumerate(settings.items(), start=count):
+        env[f"GIT_CONFIG_KEY_{index}"], env[f"GIT_CONFIG_VALUE_{index}"] = key, value
+    if filters:
+        env |= filter_environment(str(common_dir), own_folder("filters"))
+    return env
 
 
 def scratch_git(folder: Path, repo: git.Repo) -> git.Git:
