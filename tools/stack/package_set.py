@@ -1,0 +1,170 @@
+"""A package set: which distribution is at which version, read from what users have at hand.
+
+`pip freeze` output, a requirements file with `==` pins (extras, markers, hashes and line
+continuations as pip takes them), a `uv.lock`, or a `pylock.toml` (PEP 751). Names are
+canonical (PEP 503), versions parsed as PEP 440 says (`packaging`): `Torch==2.9.0+cu128` and
+`torch==2.9.0+cu128` are one package at one version. A line pinned by something other than a
+version (`pkg @ https://…`, `-e git+…`) is kept as that reference: two sets differ there when
+the references differ. Anything that does not name an exact version is an error naming the
+file and line, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tomllib
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel
+
+from tools.errors import ToolError
+
+
+class PackageSetError(ToolError):
+    pass
+
+
+class PackageSet(BaseModel):
+    source: str  # the file it was read from, as the user named it
+    versions: dict[str, str]  # canonical name -> version (PEP 440, as written)
+    references: dict[str, str] = {}  # canonical name -> a URL or VCS reference in place of one
+
+    def pinned(self, name: str) -> str | None:
+        return self.versions.get(name) or self.references.get(name)
+
+
+def read_package_set(path: Path) -> PackageSet:
+    """The package set in `path`, by its name: uv.lock, pylock*.toml, else freeze/requirements."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PackageSetError(f"cannot read the package set {path}: {_why(e)}") from None
+    if path.name == "uv.lock" or (path.name.startswith("pylock") and path.suffix == ".toml"):
+        return _from_lock(path, text)
+    return _from_requirements(path, text)
+
+
+def _why(e: BaseException) -> str:
+    return e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+
+
+def _from_lock(path: Path, text: str) -> PackageSet:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise PackageSetError(f"{path} is not valid TOML: {e}") from None
+    # uv.lock: [[package]]; pylock.toml: [[packages]]
+    entries = data.get("package") if path.name == "uv.lock" else data.get("packages")
+    if not isinstance(entries, list):
+        raise PackageSetError(f"{path} lists no packages ([[package]] or [[packages]])")
+    found = PackageSet(source=str(path), versions={})
+    for number, entry in enumerate(entries, 1):
+        name, version = (
+            (entry.get("name"), entry.get("version")) if isinstance(entry, dict) else (None, None)
+        )
+        if not isinstance(name, str) or not name:
+            raise PackageSetError(f"{path}: package {number} has no name")
+        source = entry.get("source") or {}
+        if isinstance(source, dict) and ("editable" in source or "virtual" in source):
+            continue  # the project itself (uv.lock's own entry): not a dependency of it
+        if not isinstance(version, str):
+            where = source.get("git") or source.get("url") if isinstance(source, dict) else None
+            if not where:
+                raise PackageSetError(f"{path}: {name} has no version")
+            found.references[canonicalize_name(name)] = str(where)
+            continue
+        _add(found, name, version, f"{path}: {name}")
+    return found
+
+
+def _from_requirements(path: Path, text: str) -> PackageSet:
+    found = PackageSet(source=str(path), versions={})
+    for number, line in _logical_lines(text):
+        where = f"{path}:{number}"
+        if line.startswith("-e ") or line.startswith("--editable"):
+            target = line.split(None, 1)[1] if " " in line else line
+            name = target.rpartition("#egg=")[2] if "#egg=" in target else None
+            if name:
+                found.references[canonicalize_name(name)] = target
+            continue  # an editable install without a name is the project under study
+        if line.startswith("-"):
+            continue  # pip options (--index-url, --hash, -c ...): not a package
+        line = line.split(" --hash", 1)[0].strip()
+        try:
+            req = Requirement(line)
+        except InvalidRequirement as e:
+            why = str(e).splitlines()[0]
+            raise PackageSetError(f"{where}: not a requirement: {line!r} ({why})") from None
+        if req.marker is not None and not req.marker.evaluate():
+            continue  # for another Python or platform: not in this environment
+        if req.url:
+            found.references[canonicalize_name(req.name)] = req.url
+            continue
+        pins = [s for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+        if len(pins) != 1 or len(req.specifier) != 1:
+            raise PackageSetError(
+                f"{where}: {line!r} is not pinned to one version (name==version): a package "
+                "set names exact versions, as `pip freeze` writes them"
+            )
+        _add(found, req.name, pins[0].version, where)
+    return found
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) with comments cut and `\\` continuations joined."""
+    lines: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not pending:
+            start = number
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line, pending = (pending + line).strip(), ""
+        if line:
+            lines.append((start, line))
+    if pending.strip():
+        lines.append((start, pending.strip()))
+    return lines
+
+
+def _add(found: PackageSet, name: str, version: str, where: str) -> None:
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise PackageSetError(f"{where}: {version!r} is not a version (PEP 440)") from None
+    key = canonicalize_name(name)
+    if key in found.versions and found.versions[key] != version:
+        raise PackageSetError(
+            f"{where}: {name} is pinned twice, to {found.versions[key]} and {version}"
+        )
+    found.versions[key] = version
+
+
+INSTALLED = (
+    "import importlib.metadata as m, json; "
+    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions() "
+    "if d.metadata['Name']}))"
+)
+
+
+def installed_package_set(python: str, timeout_s: float = 60.0) -> PackageSet:
+    """The distributions the interpreter `python` sees now (the launch's environment)."""
+    try:
+        done = subprocess.run(
+            [python, "-c", INSTALLED], capture_output=True, text=True, timeout=timeout_s
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise PackageSetError(f"cannot ask {python} what it has installed: {_why(e)}") from None
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise PackageSetError(f"cannot ask {python} what it has installed: {last}")
+    found = PackageSet(source=f"the environment of {python}", versions={})
+    for name, version in sorted(json.loads(done.stdout).items()):
+        _add(found, name, version, f"{python}: {name}")
+    return found
