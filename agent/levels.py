@@ -10,6 +10,7 @@ from agent.stats import (
     BISECT_MIN_DF,
     MIN_NOISE_DF,
     MIN_RELATIVE_GAP,
+    SEARCH_ALPHA,
     Noise,
     Score,
     Verdict,
@@ -174,12 +175,22 @@ def update_levels(state: InvestigationState) -> None:
     most of the gap but not all (a second, smaller cause) would otherwise widen the noise by
     exactly the share that completeness looks for."""
     # on a commit range, one degree of freedom may pool a probe that is beyond doubt at the
-    # strict level (agent.stats: a bisection starts on one)
-    min_df = BISECT_MIN_DF if state.bisection is not None else MIN_NOISE_DF
+    # strict level (agent.stats: a bisection starts on one), or one apart from the other end
+    # at the search's level that sits within min_share of its own: closer than any share the
+    # search would report (a 65x gap on 3 % noise; at 15 % noise, one launch is never that close)
+    ranged = state.bisection is not None
+    min_df = BISECT_MIN_DF if ranged else MIN_NOISE_DF
     for config in state.configs.values():
         if config.key in (state.bad_key, state.good_key) or not config.values:
             continue
         score = between(state, config.key, state.bad_key, state.good_key, min_df=min_df)
         level = _LEVEL_OF.get(score.verdict)
+        if level is None and ranged:
+            near = between(
+                state, config.key, state.bad_key, state.good_key, SEARCH_ALPHA, min_df=min_df
+            )
+            if min(abs(near.r), abs(1 - near.r)) <= state.min_share:
+                level = _LEVEL_OF.get(near.verdict)
+                score = near
         apart = score.p_vs_good if level == "good" else score.p_vs_bad
         config.level = level if level and apart > POOL_P else None

@@ -40,9 +40,6 @@ class Case(BaseModel):
     sources: list[str]
     shapes: list[str]
     symptom: str  # "latency_ms 400 (was 0.5)"
-    # launches allowed over git bisect's: its median over git bisect's and two replicates a
-    # loaded machine may ask for (docs/real-runs.md gives each case's measured count)
-    allowance: int = 5
 
     @property
     def folder(self) -> Path:
