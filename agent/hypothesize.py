@@ -15,14 +15,15 @@ from pathlib import Path
 import git
 
 from agent.priors import prior
-from agent.relevance import Relevance, assess, env_arrival
+from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import commit_groups
 
-UNUSED = ("file never imported", "file never opened")  # the trace's verdicts: no process used it
+# the trace's verdicts: no process used it
+UNUSED = ("file never imported", "file never opened", NEVER_LOADED)
 
 
 def _good_source(repo: git.Repo, sha: str, path: str) -> str | None:

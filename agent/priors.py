@@ -128,6 +128,10 @@ def _in_effect(c: Candidate, server_args: dict | None) -> list[str]:
     )
 
 
+# packages whose releases change what kernels run and how (names, or parts of them)
+RUNTIME_PACKAGES = ("torch", "triton", "flashinfer", "sgl-kernel", "nccl", "cuda", "cudnn", "vllm")
+
+
 def prior(c: Candidate, metric: str, server_args: dict | None = None) -> Prior:
     path_words, code_words = PATHS.get(metric, ((), ()))
     weight, reasons = 1.0, []
@@ -139,6 +143,12 @@ def prior(c: Candidate, metric: str, server_args: dict | None = None) -> Prior:
         return Prior(candidate=c.id, weight=weight, reasons=reasons)
     if c.kind == "arg":
         return Prior(candidate=c.id, weight=3.0, reasons=[f"server arg {c.name} changed"])
+    if c.kind == "package":
+        kernels = any(word in (c.name or "") for word in RUNTIME_PACKAGES)
+        why = f"package {c.name} {c.good or '(none)'} -> {c.bad or '(removed)'}"
+        if kernels:
+            return Prior(candidate=c.id, weight=3.0, reasons=[why, "it holds kernels or runtime"])
+        return Prior(candidate=c.id, weight=1.0, reasons=[why])
     path = (c.file or "").lower()
     hits = [w for w in path_words if w in path]
     if hits:

@@ -1,6 +1,7 @@
 """Relevance without a launch: is a candidate on the execution path of the bad state?
 
-Evidence, strongest first: the import trace (a file no server process imported cannot matter),
+Evidence, strongest first: the import trace (a file no server process imported cannot matter,
+nor a package none of whose modules or shared libraries any process loaded),
 what a hunk changes (a comment-only hunk changes nothing), the branch a hunk sits in (a branch
 for another model architecture, or under a GPU guard that is false on the server's GPU, is
 never taken), and whether the env vars a hunk sets ever reach the worker processes. Each
@@ -27,6 +28,7 @@ from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import fingerprint, mask
 
+NEVER_LOADED = "package never loaded"
 # a model class name: Llama / Ernie4_5_Moe ... For ... CausalLM / CausalLMEagle3
 _ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]+)["']""")
 
@@ -278,6 +280,27 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
     )
 
 
+def _package_never_loaded(c: Candidate, facts: Facts) -> Relevance | None:
+    """A package change no launch could have run: no process of either reference whose set
+    holds it loaded a module or a shared library of it (tools/stack/loaded.py)."""
+    if c.kind != "package" or not c.name or untraced(facts):
+        return None
+    evidence = []
+    for trace, side, pin in ((facts.trace, "bad", c.bad), (facts.good_trace, "good", c.good)):
+        if pin is None:
+            continue  # not in that side's set
+        if trace is None or trace.distributions is None or not trace.processes:
+            return None
+        if c.name in trace.distributions:
+            return None
+        evidence.append(
+            f"no process of the {side} reference loaded a module or shared library of {c.name} "
+            f"{pin} (import trace of {trace.processes} processes, which loaded "
+            f"{len(trace.distributions)} distributions of its environment)"
+        )
+    return Relevance(candidate=c.id, on_path=False, reason=NEVER_LOADED, evidence=evidence)
+
+
 def assess(
     c: Candidate,
     facts: Facts,
@@ -287,6 +310,7 @@ def assess(
 ) -> Relevance:
     """`root`: the bad state's repository, so guards can follow names to other modules."""
     for check in (
+        lambda: _package_never_loaded(c, facts),
         lambda: _not_imported(c, facts),
         lambda: _not_opened(c, facts),
         lambda: _comment_only(c, good_source),

@@ -162,6 +162,7 @@ class Runner:
             retried=f"start-up failed once: {outcome.retried}" if outcome.retried else None,
             metrics={**self.metric_values(result), state.metric: value},
             node=None if outcome.node == "local" else outcome.node,
+            environment=_environment(result),
         )
         return launch, result
 
@@ -179,6 +180,13 @@ class Runner:
     def value_of(self, result: ExperimentResult, state: InvestigationState) -> float:
         """The launch's one number, as every judgement sees it."""
         return launch_value(result.metric.samples, self.config.bench.per_launch, state.worse)
+
+
+def _environment(result: ExperimentResult) -> str | None:
+    built = result.environment
+    if built is None:
+        return None
+    return "cached: built before" if built.cached else f"built in {built.seconds:.1f} s"
 
 
 def _failure(error: Exception, planned: int, out: Path) -> Failure:

@@ -33,6 +33,8 @@ class Launch(BaseModel):
     # accept_len): the speculative decomposition reads them, the search may switch to one
     metrics: dict[str, float] = Field(default_factory=dict)
     node: str | None = None  # the cluster node it ran on (None: this machine, or [host])
+    # a [stack]'s state: its environment, "built in 3.2 s" or "cached: built before"
+    environment: str | None = None
 
 
 class Failure(BaseModel):

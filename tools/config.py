@@ -223,6 +223,20 @@ class ClusterSection(_Section):
         return self
 
 
+class StackSection(_Section):
+    """An upgrade of the whole stack: the good and bad package sets (tools/stack), each a
+    `pip freeze` output, a requirements file with == pins, a uv.lock or a pylock.toml, paths
+    from the config's folder; the bad side may be "current", what {python} has installed now.
+    Every state is launched in an environment built of its set, {python} its interpreter."""
+
+    good: str
+    bad: str = "current"
+    python: str | None = None  # the interpreter the environments are made with (default {python})
+    wheels: str | None = None  # a folder of wheels, searched first (the only source offline)
+    index_url: str | None = None  # default: uv's (PyPI, or UV_INDEX_URL)
+    offline: bool = False  # no index at all: every wheel from `wheels` or uv's cache
+
+
 class TargetConfig(_Section):
     target: TargetSection = Field(default_factory=TargetSection)
     launch: LaunchSection  # without [launch]: the bench command (see `bench_only`)
@@ -235,6 +249,7 @@ class TargetConfig(_Section):
     llm: LLMSection = Field(default_factory=LLMSection)
     host: HostSection | None = None  # absent: the target is on this machine
     cluster: ClusterSection = Field(default_factory=ClusterSection)
+    stack: StackSection | None = None  # absent: the environment is not under study
     _bench_only: bool = PrivateAttr(default=False)
     _config_dir: Path | None = PrivateAttr(default=None)
 
@@ -264,6 +279,11 @@ class TargetConfig(_Section):
             data = {**data, "launch": {**(launch or {}), "command": command}}
         config = handler(data)
         config._bench_only = bench_only
+        if config.host is not None and config.stack is not None:
+            raise ValueError(
+                "[stack] with [host] is not supported yet: the environments are built on this "
+                "machine (leave out [host], or run debug-agent on the node)"
+            )
         if config.host is not None and config.cluster.ray:
             raise ValueError(
                 "[host] and [cluster] do not go together: a Ray cluster's nodes hold the "
@@ -286,10 +306,14 @@ class TargetConfig(_Section):
         """What {python} stands for: this Python, or the node's."""
         return self.host.python if self.host else sys.executable
 
-    def launch_argv(self, port: int, command: str | None = None) -> list[str]:
-        """The launch command as argv, with {port} and {python} filled in."""
+    def launch_argv(
+        self, port: int, command: str | None = None, python: str | None = None
+    ) -> list[str]:
+        """The launch command as argv, with {port} and {python} (default: `self.python`; a
+        state of a [stack] has its own) filled in."""
         text = (command or self.launch.command).replace("{port}", str(port))
-        return [self.python if arg == "{python}" else arg for arg in shlex.split(text)]
+        python = python or self.python
+        return [python if arg == "{python}" else arg for arg in shlex.split(text)]
 
 
 def load_config(path: Path) -> TargetConfig:

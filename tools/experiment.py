@@ -32,6 +32,10 @@ from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
 from tools.repo.target import Target
 from tools.secrets import mask_files
+from tools.stack.candidates import state_pins
+from tools.stack.environment import BuiltEnvironment
+from tools.stack.launch_env import state_environment
+from tools.stack.loaded import loaded_distributions
 
 
 class ExperimentSpec(BaseModel):
@@ -76,6 +80,7 @@ class ExperimentResult(BaseModel):
     gpu: GpuInfo | None = None  # with trace=True: what nvidia-smi / ROCm says on the node
     retried: str | None = None  # why a first attempt was discarded (a dropped connection)
     wall_s: float
+    environment: BuiltEnvironment | None = None  # a [stack]'s state: its environment
 
 
 class _State(BaseModel):
@@ -86,6 +91,7 @@ class _State(BaseModel):
     extra_args: list[str]
     tree_sha: str  # the commit the scratch tree starts from (the patches go on top)
     carried: str = ""  # what the bad side carries as-is (CandidateSet.carried_patch)
+    pins: dict[str, str] | None = None  # its package set, where a [stack] is under study
 
     def argv(self, argv: list[str]) -> list[str]:
         for flag, value in self.flags.items():
@@ -109,6 +115,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
             flags={},
             extra_args=spec.args,
             tree_sha=spec.commit,
+            pins=cands.stack,
         )
     from_good = spec.base == "good" if spec.base else bool(spec.applied)
     chosen = cands.by_id(spec.applied if from_good else spec.reverted)
@@ -130,6 +137,11 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
         elif c.kind == "arg":
             flags[c.name or ""] = value
     env.update(spec.env)
+    pins = None
+    if cands.stack is not None:  # packages not held are at their good pins
+        packages = [c for c in cands.candidates if c.kind == "package"]
+        not_held = [c for c in packages if (c.id in chosen_ids) != from_good]
+        pins = state_pins(cands.stack, not_held)
     command = config.launch.command
     if from_good and config.baseline.command:
         command = config.baseline.command
@@ -141,6 +153,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
         extra_args=spec.args,
         tree_sha=cands.good_sha,
         carried="" if from_good else cands.carried_patch,
+        pins=pins,
     )
 
 
@@ -190,6 +203,7 @@ class _Launched(NamedTuple):
     logs: list[str]
     imports: ImportTrace | None
     gpu: GpuInfo | None
+    environment: BuiltEnvironment | None
 
 
 def _run(
@@ -223,6 +237,7 @@ def _run(
         import_trace=launched.imports,
         gpu=launched.gpu,
         wall_s=time.monotonic() - start,
+        environment=launched.environment,
     )
 
 
@@ -238,6 +253,10 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             out_dir / "state.patch",
         ) as tree,
     ):
+        environment = None
+        if state.pins is not None:  # {python} is the state's own environment
+            environment = state_environment(target, state.pins, out_dir)
+            node.python = environment.python
         cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
         changed = {c.file for c in target.cands.candidates if c.file}
@@ -265,6 +284,10 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             if trace
             else None
         )
+        if imports is not None and environment is not None:  # which packages ran at all
+            imports.distributions = loaded_distributions(
+                out_dir / "imports", Path(environment.folder)
+            )
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]
             measured[-1] = last.model_copy(
@@ -278,7 +301,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             if trace
             else None
         )
-    return _Launched(measured, logs, imports, gpu)
+    return _Launched(measured, logs, imports, gpu, environment)
 
 
 def _metric(wanted: str | None, pooled: dict[str, Metric]) -> str:

@@ -21,6 +21,12 @@ def state_dir() -> Path:
     return Path(base) / "debug-agent"
 
 
+def cache_dir() -> Path:
+    """What can be made again (the environments of package sets): XDG's cache folder."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "debug-agent"
+
+
 MIN_FREE_BYTES = 64 << 20  # a session's logs and checkpoints need a few MB; fail early, not midway
 
 

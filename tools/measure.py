@@ -94,7 +94,7 @@ def measure(
     if config.bench_only:
         return _measure_bench_only(config, node, cwd, log_path, plan, progress)
     port = launch_port(plan.command or config.launch.command, node.free_port)
-    argv = config.launch_argv(port, plan.command)
+    argv = config.launch_argv(port, plan.command, node.python)
     if plan.transform_argv is not None:
         argv = plan.transform_argv(argv)
     env = config.launch.env if plan.env is None else plan.env

@@ -35,7 +35,8 @@ def facts(state: InvestigationState, config: Variant, launch: Launch, log: Log) 
         "gather",
         "tool_result",
         f"{config.label} state launched with the import trace: "
-        f"{state.metric} {launch.value:.3g} {state.unit}",
+        f"{state.metric} {launch.value:.3g} {state.unit}"
+        + (f" (its environment {launch.environment})" if launch.environment else ""),
         log=launch.log,
         samples=launch.samples,
         ran_on=launch.node,
@@ -155,11 +156,13 @@ def launched(
         log("experiment", "thought", f"{config.label}: {launch.retried}; started again")
     if drift:
         log("experiment", "thought", drift)
+    environment = f"; its environment {launch.environment}" if launch.environment else ""
     log(
         "experiment",
         "experiment",
         f"launch {state.launches}: {config.label}: {state.metric} "
-        f"{launch.value:.3g} {state.unit} ({state.launch_words.format(n=len(launch.samples))})",
+        f"{launch.value:.3g} {state.unit} ({state.launch_words.format(n=len(launch.samples))}"
+        f"{environment})",
         config=config.label,
         held=config.ids,
         base=config.base,

@@ -28,6 +28,9 @@ class ImportTrace(BaseModel):
     from_checkout: dict[str, str] = {}  # the user's own repository (an editable install)
     elsewhere: dict[str, str] = {}  # another copy of the package (an install, a vendored one)
     opens: OpenTrace = OpenTrace()  # which changed data files the launch opened
+    # where the launch ran in an environment of a [stack]: the distributions any process loaded
+    # a module or a shared library of (canonical names); None: not known
+    distributions: list[str] | None = None
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)

@@ -56,7 +56,7 @@ class Candidate(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     id: str
-    kind: Literal["hunk", "env", "arg"]
+    kind: Literal["hunk", "env", "arg", "package"]
     file: str | None = None
     header: str | None = None  # "@@ -a,b +c,d @@"; a whole-file change: "binary", "mode ..."
     added: int = 0
@@ -65,9 +65,9 @@ class Candidate(BaseModel):
     # a patch that applies this hunk alone to the good tree (git apply); for a whole-file change
     # (binary, mode, empty file, type change) git's own patch for the file, and `header` says which
     patch: str = ""
-    name: str | None = None  # env: variable; arg: flag
-    good: str | None = None  # env/arg value in the good reference (None: unset / absent)
-    bad: str | None = None  # env/arg value in the bad state
+    name: str | None = None  # env: variable; arg: flag; package: distribution
+    good: str | None = None  # env/arg/package value in the good reference (None: unset / absent)
+    bad: str | None = None  # env/arg/package value in the bad state
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Candidate:
         return self  # frozen: a copy would be the same value
@@ -134,6 +134,8 @@ class CandidateSet(BaseModel):
     # change is in every state built from the bad side, through carried_patch (git apply --index)
     carried: list[str] = []
     carried_patch: str = ""
+    # the bad package set's pins, where a [stack] is under study (its changes are candidates)
+    stack: dict[str, str] | None = None
 
     def by_id(self, ids: list[str]) -> list[Candidate]:
         """Look ids up (a unique prefix is enough); unknown ids are one clear error."""
@@ -367,4 +369,10 @@ def list_candidates(
     own = own_paths(Path(str(repo.working_tree_dir)), config_dir or repo_dir)
     found = tree_changes(repo, config.target.good, own)
     found.candidates += config_candidates(config)
+    if config.stack is not None:
+        from tools.stack.candidates import bad_pins, stack_candidates, stack_sets
+
+        good, bad = stack_sets(config, config_dir or repo_dir)
+        found.candidates += stack_candidates(good, bad, f"{good.source} vs {bad.source}")
+        found.stack = bad_pins(bad)
     return found

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.errors import ToolError
+from tools.build_step import BuildError
 
 BUILT = ".debug-agent-built"
 UNRESOLVED = ".debug-agent-unresolved"  # kept: a set that does not hold together never will
 
 
-class Unresolved(ToolError):
+class Unresolved(BuildError):
     """The set cannot be installed or does not hold together: skipped, as a tree that does
     not build is."""
 

@@ -68,9 +68,21 @@ def _absolute(path: str) -> str:
     return os.path.normpath(os.path.join(_START_CWD, path))
 
 
+def _shared_libraries() -> set[str]:
+    """The shared libraries mapped into this process (a CUDA or NCCL library a package ships
+    is loaded by the loader, not imported): /proc/self/maps, where there is one."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(None, 5)[-1].strip() for line in maps if line.count(" ") >= 5}
+    except OSError:
+        return set()
+    return {p for p in paths if p.startswith("/") and (p.endswith(".so") or ".so." in p)}
+
+
 def _dump(directory: str) -> None:
     # every file loaded so far: a module gone from sys.modules was still imported
     _LOADED.update(getattr(m, "__file__", None) or "" for m in list(sys.modules.values()))
+    _LOADED.update(_shared_libraries())
     _LOADED.add(_main_script() or "")
     files = sorted({_absolute(f) for f in _LOADED} - {""})
     base = os.path.join(directory, str(os.getpid()))

@@ -1,0 +1,96 @@
+"""An upgrade of a whole stack, investigated: three packages moved (one slows the bench, one is
+imported and harmless, one is never imported), every state launched in an environment built of
+its own package set, each set built once."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.conftest import make_repo, run_cli, sh
+from tests.stack.wheels import make_wheel
+
+BENCH = """\
+import time
+import harmless, slowlib
+
+for _ in range(3):
+    started = time.perf_counter()
+    slowlib.work()
+    harmless.work()
+    print(f"latency_ms: {(time.perf_counter() - started) * 1000:.3f}")
+"""
+
+
+def stack_repo(tmp_path: Path) -> Path:
+    wheels, src = tmp_path / "wheels", tmp_path / "src"
+    for version, seconds in (("1.0", 0.01), ("1.2", 0.05)):
+        make_wheel(src, wheels, "slowlib", version, code=_work(seconds))
+    for version in ("1.0", "1.1"):
+        make_wheel(src, wheels, "harmless", version, code=_work(0.0))
+    for version in ("1.0", "2.0"):
+        make_wheel(src, wheels, "unused", version)
+    repo = make_repo(tmp_path)
+    (repo / "bench.py").write_text(BENCH)
+    (repo / "good.txt").write_text("slowlib==1.0\nharmless==1.0\nunused==1.0\n")
+    (repo / "bad.txt").write_text("slowlib==1.2\nharmless==1.1\nunused==2.0\n")
+    sh(repo, "git", "add", ".")
+    sh(repo, "git", "commit", "-qm", "the service and its two package sets")
+    (repo / "debug-agent.toml").write_text(
+        textwrap.dedent(f"""\
+            [target]
+            good = "HEAD"
+            [bench]
+            kind = "command"
+            command = "{{python}} bench.py"
+            metric = "latency_ms"
+            unit = "ms"
+            metric_regex = "latency_ms: ([0-9.]+)"
+            per_launch = "best"
+            [stack]
+            good = "good.txt"
+            bad = "bad.txt"
+            python = "{sys.executable}"
+            wheels = "{wheels}"
+            offline = true
+            [budget]
+            max_launches = 16
+            """)
+    )
+    return repo
+
+
+def _work(seconds: float) -> str:
+    return f"import time\n\ndef work():\n    time.sleep({seconds})\n"
+
+
+def test_the_package_that_slowed_the_stack_is_named(tmp_path: Path) -> None:
+    repo = stack_repo(tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ["investigate", "--symptom", "latency_ms 50 (was 10)", "--json"]
+    done = run_cli(*args, cwd=repo, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    assert [c["id"] for c in result["culprits"]] == ["pkg-slowlib"]
+    # never imported: dropped before any launch, on the import trace of both references
+    assert [(d["candidate"], d["reason"]) for d in result["dropped"]] == [
+        ("pkg-unused", "package never loaded")
+    ]
+    lines = Path(result["session_dir"], "transcript.jsonl").read_text().splitlines()
+    searched = [json.loads(line).get("payload", {}).get("config", "") for line in lines]
+    assert not any("pkg-unused" in label for label in searched), searched
+    launches = sorted(Path(result["session_dir"], "launches").glob("*/environment.txt"))
+    built = [p for p in launches if "(built in" in p.read_text()]
+    sets = {tuple(p.read_text().splitlines()[:3]) for p in launches}
+    assert len(built) == len(sets)  # each set built once, whatever its launches
+    # a second investigation builds nothing
+    again = json.loads(run_cli(*args, cwd=repo, env=env, timeout=600).stdout)
+    assert again["status"] == "confirmed"
+    relaunched = Path(again["session_dir"], "launches").glob("*/environment.txt")
+    assert all("(cached: built before)" in p.read_text() for p in relaunched)
+    transcript = Path(again["session_dir"], "transcript.jsonl").read_text()
+    assert "its environment cached: built before" in transcript
+    assert "its environment built in" not in transcript
