@@ -17,6 +17,7 @@ from tools.cluster.check import cluster_problems
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
+from tools.stack.check import stack_problems
 
 TEMPLATE = """\
 # debug-agent target config, written by 'debug-agent init'. Every key is explained; change what
@@ -215,6 +216,7 @@ def check_config(path: Path, good: str | None = None) -> CheckReport:
             f"launch.command: {argv[0]!r} is not an executable on PATH or in {config_dir}"
         )
     problems += cluster_problems(config.cluster)
+    problems += stack_problems(config, config_dir)
     run_dir = config_dir if config_dir.is_relative_to(root.resolve()) else root
     problems += _command_problems(
         config,

@@ -1,0 +1,81 @@
+"""What `check` (and `investigate`, before any launch) can tell wrong about a [stack] without
+building anything: the two sets read, and every pinned version found where the environments
+will be built from (the wheel folder, else the index)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from packaging.version import Version
+
+from tools.config import TargetConfig
+from tools.errors import ToolError
+from tools.stack.candidates import sources, stack_sets
+from tools.stack.releases import ReleasesError, releases_in_folder, releases_on_index
+
+PYPI = "https://pypi.org/simple"
+SHOWN = 3  # missing versions named in the one line; the rest counted
+
+
+def stack_problems(config: TargetConfig, config_dir: Path) -> list[str]:
+    if config.stack is None:
+        return []
+    try:
+        good, bad = stack_sets(config, config_dir)
+    except ToolError as e:
+        return [f"stack: {e}"]
+    where = sources(config.stack, config_dir)
+    if where.wheels and not Path(where.wheels).is_dir():
+        return [f"stack.wheels: {where.wheels} is not a folder"]
+    if where.offline and not where.wheels:
+        return ["stack: offline with no wheel folder: nothing to build the environments from"]
+    pins = sorted({(n, v) for s in (good, bad) for n, v in s.versions.items()})
+    missing = _missing(pins, where.wheels, None if where.offline else _index(where.index_url))
+    if not missing:
+        return []
+    named = ", ".join(missing[:SHOWN]) + (
+        f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
+    )
+    return [f"stack: not found {_where(where.wheels, where.offline)}: {named}"]
+
+
+def _index(configured: str | None) -> str:
+    return (
+        configured or os.environ.get("UV_INDEX_URL") or os.environ.get("UV_DEFAULT_INDEX") or PYPI
+    )
+
+
+def _where(wheels: str | None, offline: bool) -> str:
+    if offline:
+        return f"in the wheel folder {wheels} (offline)"
+    return f"in the wheel folder {wheels} nor on the index" if wheels else "on the index"
+
+
+def _missing(pins: list[tuple[str, str]], wheels: str | None, index: str | None) -> list[str]:
+    """`name==version` for each pin found neither in the folder nor on the index (a package
+    the index cannot be asked about counts as missing, with why)."""
+    names = sorted({name for name, _ in pins})
+    local = {n: releases_in_folder(Path(wheels), n) for n in names} if wheels else {}
+    wanted = [(n, v) for n, v in pins if Version(v) not in local.get(n, set())]
+    if not wanted or index is None:
+        return [f"{n}=={v}" for n, v in wanted]
+
+    def listed(name: str) -> set[Version] | str:
+        try:
+            return releases_on_index(index, name, timeout_s=15)
+        except ReleasesError as e:
+            return str(e)
+
+    asked = sorted({n for n, _ in wanted})
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = dict(zip(asked, pool.map(listed, asked), strict=True))
+    missing = []
+    for name, version in wanted:
+        answer = answers[name]
+        if isinstance(answer, str):
+            missing.append(f"{name}=={version} ({answer})")
+        elif Version(version) not in answer:
+            missing.append(f"{name}=={version}")
+    return missing
