@@ -10,6 +10,7 @@ import git
 
 from agent.report_bisection import bisection_result, first_bad_commit
 from agent.report_markdown import render_markdown
+from agent.report_releases import releases_result
 from agent.result import (
     ClearedResult,
     Culprit,
@@ -277,6 +278,7 @@ def _result(
         reproduction=state.reproduction,
         decomposition=_decomposition(state, culprits),
         bisection=bisection_result(state, ctx.repo),
+        releases=releases_result(state),
         llm=None
         if state.llm is None
         else LLMResult.model_validate(

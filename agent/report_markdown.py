@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agent.levels import between
 from agent.report_bisection import bisection_lines
+from agent.report_releases import releases_lines
 from agent.result import Culprit, InvestigationResult
 from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
@@ -183,6 +184,7 @@ def render_markdown(state: InvestigationState) -> str:
         "",
         *_reproduction_lines(r),
         *_verdict_lines(r),
+        *releases_lines(r),
         *_decomposition_lines(r),
     ]
     lines += [

@@ -180,6 +180,19 @@ class BisectionResult(BaseModel):
     rest_after: str | None = None
 
 
+class ReleasesResult(BaseModel):
+    """A [stack]'s culprit package: its first slow release between the two versions."""
+
+    package: str
+    good: str
+    bad: str
+    first_slow: str
+    before: str  # the release before it, measured fast (or the good version)
+    could_be: list[str] = []  # releases that do not run, which the first slow one could be too
+    tested: list[TestedState]
+    lines: list[str]  # the verdict in words
+
+
 class RestSearch(BaseModel):
     """A search of the range after the first bad commit (agent/rest_of_range.py)."""
 
@@ -231,6 +244,8 @@ class InvestigationResult(BaseModel):
     bisection: BisectionResult | None = None
     # the searches after the first bad commit, where later commits hold more of the gap
     rest: list[RestSearch] = []
+    # a [stack]'s culprit package searched down to its first slow release
+    releases: ReleasesResult | None = None
 
 
 class ResultSummary(BaseModel):

@@ -138,9 +138,9 @@ class Runner:
         spec = (
             ExperimentSpec(base="bad", commit=variant.commit)
             if variant.commit
-            else ExperimentSpec(base="bad", reverted=variant.ids)
+            else ExperimentSpec(base="bad", reverted=variant.ids, pins=variant.pins)
             if variant.base == "bad"
-            else ExperimentSpec(base="good", applied=variant.ids)
+            else ExperimentSpec(base="good", applied=variant.ids, pins=variant.pins)
         )
         out = Path(state.session_dir) / "launches" / f"{planned:03d}"
         options = ExperimentOptions(metric=state.metric, trace=trace, progress=self.progress)

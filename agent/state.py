@@ -15,7 +15,15 @@ from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import CommitGroups
 
 Phase = Literal[
-    "gather", "hypothesize", "calibrate", "bisect", "search", "confirm", "report", "done"
+    "gather",
+    "hypothesize",
+    "calibrate",
+    "bisect",
+    "search",
+    "confirm",
+    "releases",
+    "report",
+    "done",
 ]
 Base = Literal["bad", "good"]
 METRIC_UNITS = {"tok_s": "tok/s", "accept_len": "tokens", "verify_ms": "ms", "tpot_ms": "ms"}
@@ -60,6 +68,7 @@ class Variant(BaseModel):
     failures: list[Failure] = Field(default_factory=list)  # launches that measured nothing
     level: Literal["bad", "good"] | None = None  # judged equivalent to a reference: pools noise
     commit: str | None = None  # a state of the range as it was committed (a bisection's probe)
+    pins: dict[str, str] = Field(default_factory=dict)  # [stack]: packages at other versions
 
     @property
     def values(self) -> list[float]:
@@ -232,6 +241,9 @@ class InvestigationState(BaseModel):
     links: list[Link] = Field(default_factory=list)  # candidates that move together
     commits: CommitGroups = Field(default_factory=CommitGroups)  # the range's first level
     bisection: Bisection | None = None  # the commits tested on their own trees
+    # a [stack]'s culprit package: its releases between the two versions, searched as commits
+    # are (a release's version where a commit's sha stands: agent/phases/releases.py)
+    releases: Bisection | None = None
     configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""

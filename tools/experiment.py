@@ -50,6 +50,8 @@ class ExperimentSpec(BaseModel):
     # a tree that existed: this commit checked out as it is, launched as the bad side is
     # ([launch]); with it, nothing is reverted or applied (a bisection's probe)
     commit: str | None = None
+    # [stack]: packages pinned otherwise on top of the state's set (a release search's probe)
+    pins: dict[str, str] = Field(default_factory=dict)
 
 
 class MetricSummary(BaseModel):
@@ -141,7 +143,7 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     if cands.stack is not None:  # packages not held are at their good pins
         packages = [c for c in cands.candidates if c.kind == "package"]
         not_held = [c for c in packages if (c.id in chosen_ids) != from_good]
-        pins = state_pins(cands.stack, not_held)
+        pins = state_pins(cands.stack, not_held) | spec.pins
     command = config.launch.command
     if from_good and config.baseline.command:
         command = config.baseline.command

@@ -1,4 +1,5 @@
-"""The phases the plan node walks, in the method's order: calibrate, bisect, search, confirm.
+"""The phases the plan node walks, in the method's order: calibrate, bisect, search, confirm,
+and for a [stack]'s culprit package its releases.
 
 Each phase is a module with the three functions of `Phase`: `plan` asks for one launch at a
 time, `advance` (when it has nothing left to ask) gives its verdict and names the next phase
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from agent.phases import bisect, calibrate, confirm, remainder, search
+from agent.phases import bisect, calibrate, confirm, releases, remainder, search
 from agent.phases.search import Chooser
 from agent.state import InvestigationState, PlannedLaunch
 
@@ -34,6 +35,7 @@ PHASES: dict[str, Phase] = {
     "bisect": bisect,
     "search": search,
     "confirm": confirm,
+    "releases": releases,
 }
 _NEXT = dict(zip(PHASES, list(PHASES)[1:], strict=False))
 

@@ -27,6 +27,7 @@ from agent.levels import (
     request,
     unresolved,
 )
+from agent.phases import releases
 from agent.phases.attribute import apply_verdict, best_trial, next_trial
 from agent.phases.carried import carried_deletions, set_aside_carried
 from agent.phases.gap import gap_holds, gap_launch
@@ -119,7 +120,8 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         log("plan", "verdict", f"inconclusive: {state.notes[-1] if state.notes else ''}")
     else:
         log("plan", "verdict", f"{outcome}: {{{names}}}")
-    state.phase = "report"
+    # a culprit package: its first slow release next
+    state.phase = "releases" if releases.wanted(state) else "report"
 
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:

@@ -1,6 +1,7 @@
 """An upgrade of a whole stack, investigated: three packages moved (one slows the bench, one is
 imported and harmless, one is never imported), every state launched in an environment built of
-its own package set, each set built once."""
+its own package set, each set built once; then the culprit package down to its first slow
+release."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ for _ in range(3):
 
 def stack_repo(tmp_path: Path) -> Path:
     wheels, src = tmp_path / "wheels", tmp_path / "src"
-    for version, seconds in (("1.0", 0.01), ("1.2", 0.05)):
+    # the slowdown came with 1.2; 1.1 and 1.2 lie between the good and bad versions
+    for version, seconds in (("1.0", 0.01), ("1.1", 0.01), ("1.2", 0.05), ("1.3", 0.05)):
         make_wheel(src, wheels, "slowlib", version, code=_work(seconds))
     for version in ("1.0", "1.1"):
         make_wheel(src, wheels, "harmless", version, code=_work(0.0))
@@ -35,7 +37,7 @@ def stack_repo(tmp_path: Path) -> Path:
     repo = make_repo(tmp_path)
     (repo / "bench.py").write_text(BENCH)
     (repo / "good.txt").write_text("slowlib==1.0\nharmless==1.0\nunused==1.0\n")
-    (repo / "bad.txt").write_text("slowlib==1.2\nharmless==1.1\nunused==2.0\n")
+    (repo / "bad.txt").write_text("slowlib==1.3\nharmless==1.1\nunused==2.0\n")
     sh(repo, "git", "add", ".")
     sh(repo, "git", "commit", "-qm", "the service and its two package sets")
     (repo / "debug-agent.toml").write_text(
@@ -75,6 +77,9 @@ def test_the_package_that_slowed_the_stack_is_named(tmp_path: Path) -> None:
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
     assert [c["id"] for c in result["culprits"]] == ["pkg-slowlib"]
+    releases = result["releases"]
+    assert (releases["package"], releases["good"], releases["bad"]) == ("slowlib", "1.0", "1.3")
+    assert (releases["before"], releases["first_slow"]) == ("1.1", "1.2"), releases
     # never imported: dropped before any launch, on the import trace of both references
     assert [(d["candidate"], d["reason"]) for d in result["dropped"]] == [
         ("pkg-unused", "package never loaded")

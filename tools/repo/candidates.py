@@ -68,6 +68,9 @@ class Candidate(BaseModel):
     name: str | None = None  # env: variable; arg: flag; package: distribution
     good: str | None = None  # env/arg/package value in the good reference (None: unset / absent)
     bad: str | None = None  # env/arg/package value in the bad state
+    # package: the releases strictly between its good and bad versions, oldest first (None:
+    # not known: no index or wheel folder to ask, or a URL at one end)
+    releases: list[str] | None = None
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Candidate:
         return self  # frozen: a copy would be the same value
@@ -370,9 +373,11 @@ def list_candidates(
     found = tree_changes(repo, config.target.good, own)
     found.candidates += config_candidates(config)
     if config.stack is not None:
-        from tools.stack.candidates import bad_pins, stack_candidates, stack_sets
+        from tools.stack.candidates import bad_pins, sources, stack_candidates, stack_sets
 
-        good, bad = stack_sets(config, config_dir or repo_dir)
-        found.candidates += stack_candidates(good, bad, f"{good.source} vs {bad.source}")
+        folder = config_dir or repo_dir
+        good, bad = stack_sets(config, folder)
+        where = sources(config.stack, folder)
+        found.candidates += stack_candidates(good, bad, f"{good.source} vs {bad.source}", where)
         found.stack = bad_pins(bad)
     return found

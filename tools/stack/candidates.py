@@ -14,9 +14,16 @@ from pathlib import Path
 
 from tools.config import StackSection, TargetConfig
 from tools.repo.candidates import Candidate
-from tools.stack.difference import package_changes
+from tools.stack.difference import PackageChange, package_changes
 from tools.stack.environment import Sources
 from tools.stack.package_set import PackageSet, installed_package_set, read_package_set
+from tools.stack.releases import (
+    ReleasesError,
+    between,
+    index_url,
+    releases_in_folder,
+    releases_on_index,
+)
 
 PACKAGE_PREFIX = "pkg-"
 CURRENT = "current"
@@ -34,7 +41,13 @@ def _read(where: str, config: TargetConfig, config_dir: Path) -> PackageSet:
     return read_package_set(config_dir / where)
 
 
-def stack_candidates(good: PackageSet, bad: PackageSet, source: str) -> list[Candidate]:
+def stack_candidates(
+    good: PackageSet, bad: PackageSet, source: str, where: Sources | None = None
+) -> list[Candidate]:
+    """One candidate per package change, with the releases between its two versions where
+    `where` (the wheel folder, else the index) can say."""
+    changes = package_changes(good, bad)
+    between = releases_between([c for c in changes if c.move in MOVES], where)
     return [
         Candidate(
             id=PACKAGE_PREFIX + change.name,
@@ -43,9 +56,34 @@ def stack_candidates(good: PackageSet, bad: PackageSet, source: str) -> list[Can
             good=change.good,
             bad=change.bad,
             origin=source,
+            releases=between.get(change.name),
         )
-        for change in package_changes(good, bad)
+        for change in changes
     ]
+
+
+MOVES = ("upgraded", "downgraded")  # two versions: releases lie between them
+
+
+def releases_between(changes: list[PackageChange], where: Sources | None) -> dict[str, list[str]]:
+    """Each change's releases strictly between its versions, from where uv would take them
+    (the wheel folder and, unless offline, the index); a change that cannot be listed (the
+    index out of reach) is left out: not known."""
+    found: dict[str, list[str]] = {}
+    if where is None:
+        return found
+    for change in changes:
+        assert change.good is not None and change.bad is not None
+        try:
+            versions = (
+                releases_in_folder(Path(where.wheels), change.name) if where.wheels else set()
+            )
+            if not where.offline:
+                versions |= releases_on_index(index_url(where.index_url), change.name, timeout_s=15)
+        except ReleasesError:
+            continue
+        found[change.name] = between(versions, change.good, change.bad)
+    return found
 
 
 def bad_pins(bad: PackageSet) -> dict[str, str]:

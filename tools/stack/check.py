@@ -4,7 +4,6 @@ will be built from (the wheel folder, else the index)."""
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -13,9 +12,13 @@ from packaging.version import Version
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.stack.candidates import sources, stack_sets
-from tools.stack.releases import ReleasesError, releases_in_folder, releases_on_index
+from tools.stack.releases import (
+    ReleasesError,
+    index_url,
+    releases_in_folder,
+    releases_on_index,
+)
 
-PYPI = "https://pypi.org/simple"
 SHOWN = 3  # missing versions named in the one line; the rest counted
 
 
@@ -32,19 +35,13 @@ def stack_problems(config: TargetConfig, config_dir: Path) -> list[str]:
     if where.offline and not where.wheels:
         return ["stack: offline with no wheel folder: nothing to build the environments from"]
     pins = sorted({(n, v) for s in (good, bad) for n, v in s.versions.items()})
-    missing = _missing(pins, where.wheels, None if where.offline else _index(where.index_url))
+    missing = _missing(pins, where.wheels, None if where.offline else index_url(where.index_url))
     if not missing:
         return []
     named = ", ".join(missing[:SHOWN]) + (
         f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
     )
     return [f"stack: not found {_where(where.wheels, where.offline)}: {named}"]
-
-
-def _index(configured: str | None) -> str:
-    return (
-        configured or os.environ.get("UV_INDEX_URL") or os.environ.get("UV_DEFAULT_INDEX") or PYPI
-    )
 
 
 def _where(wheels: str | None, offline: bool) -> str:

@@ -9,6 +9,7 @@ however many files it has.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from packaging.utils import (
@@ -23,6 +24,14 @@ from packaging.version import Version
 from tools.errors import ToolError
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+PYPI = "https://pypi.org/simple"
+
+
+def index_url(configured: str | None) -> str:
+    """The index uv installs from: the configured one, uv's own variables, else PyPI."""
+    return (
+        configured or os.environ.get("UV_INDEX_URL") or os.environ.get("UV_DEFAULT_INDEX") or PYPI
+    )
 
 
 class ReleasesError(ToolError):
