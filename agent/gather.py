@@ -18,6 +18,7 @@ from tools.experiment import ExperimentResult
 from tools.gpu.info import GpuInfo
 from tools.gpu.log import gpu_from_log
 from tools.sglang.log import parse_log_file
+from tools.stack.requires import requirements
 
 
 def facts_from(
@@ -49,6 +50,9 @@ def facts_from(
     )
     if good is not None:
         facts.good_trace = good.import_trace
+    for side, launched in (("bad", result), ("good", good)):
+        if launched is not None and launched.environment is not None:
+            facts.requires[side] = requirements(Path(launched.environment.folder))
     return facts
 
 

@@ -21,6 +21,7 @@ from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import commit_groups
+from tools.stack.requires import package_links
 
 # the trace's verdicts: no process used it
 UNUSED = ("file never imported", "file never opened", NEVER_LOADED)
@@ -68,6 +69,9 @@ def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Rele
     if b is not None and b.narrowed:
         _untraced_files(verdicts, state, repo, root, b.range_good_sha)
     links = [Link(**link.model_dump()) for link in dependencies(hunks, good, bad).links]
+    requires = facts.requires
+    pins = package_links(state.candidates, requires.get("bad", {}), requires.get("good", {}))
+    links += [Link(**link.model_dump()) for link in pins]
     return verdicts, links
 
 

@@ -41,6 +41,9 @@ class Facts(BaseModel):
     architectures: list[str] = []
     trace: ImportTrace | None = None
     good_trace: ImportTrace | None = None  # the good reference's: judges files the bad deleted
+    # a [stack]'s references: each installed distribution's requirements, by side ("bad",
+    # "good"): where one package's release pins another (tools/stack/requires.py)
+    requires: dict[str, dict[str, list[str]]] = {}
     workers: WorkerEnv | None = None
     gpu: GpuInfo | None = None  # from the server log, else the node (None: guards undecided)
 

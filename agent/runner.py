@@ -26,6 +26,7 @@ from tools.repo.candidates import (
 )
 from tools.repo.target import Target, target_repo
 from tools.repo.worktree import open_repo
+from tools.stack.candidates import PACKAGE_PREFIX
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
 _STAGES: dict[type[Exception], str] = {
@@ -135,12 +136,13 @@ class Runner:
             self._pool = None
 
     def _job(self, state: InvestigationState, variant: Variant, planned: int, trace: bool) -> Job:
+        ids = with_carried_packages(state, variant.ids)
         spec = (
             ExperimentSpec(base="bad", commit=variant.commit)
             if variant.commit
-            else ExperimentSpec(base="bad", reverted=variant.ids, pins=variant.pins)
+            else ExperimentSpec(base="bad", reverted=ids, pins=variant.pins)
             if variant.base == "bad"
-            else ExperimentSpec(base="good", applied=variant.ids, pins=variant.pins)
+            else ExperimentSpec(base="good", applied=ids, pins=variant.pins)
         )
         out = Path(state.session_dir) / "launches" / f"{planned:03d}"
         options = ExperimentOptions(metric=state.metric, trace=trace, progress=self.progress)
@@ -180,6 +182,18 @@ class Runner:
     def value_of(self, result: ExperimentResult, state: InvestigationState) -> float:
         """The launch's one number, as every judgement sees it."""
         return launch_value(result.metric.samples, self.config.bench.per_launch, state.worse)
+
+
+def with_carried_packages(state: InvestigationState, ids: list[str]) -> list[str]:
+    """`ids` and the packages carried with them: a package no launch loaded whose release pins
+    (or is pinned by) one of them moves with it, or the state would not hold together (a
+    carried hunk stays where it is: no launch imports its file)."""
+    carried = [
+        cid
+        for cid, h in state.hypotheses.items()
+        if h.carried_with in ids and cid.startswith(PACKAGE_PREFIX) and cid not in ids
+    ]
+    return [*ids, *carried]
 
 
 def _environment(result: ExperimentResult) -> str | None:

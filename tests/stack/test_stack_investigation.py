@@ -15,7 +15,7 @@ from tests.stack.wheels import make_wheel
 
 BENCH = """\
 import time
-import harmless, slowlib
+import harmless, pairlib, slowlib
 
 for _ in range(3):
     started = time.perf_counter()
@@ -34,10 +34,18 @@ def stack_repo(tmp_path: Path) -> Path:
         make_wheel(src, wheels, "harmless", version, code=_work(0.0))
     for version in ("1.0", "2.0"):
         make_wheel(src, wheels, "unused", version)
+        # a pair whose releases pin each other: pairdep is never imported, but moves with pairlib
+        make_wheel(src, wheels, "pairdep", version)
+        make_wheel(src, wheels, "pairlib", version, requires=f"pairdep=={version}", code=_work(0))
     repo = make_repo(tmp_path)
     (repo / "bench.py").write_text(BENCH)
-    (repo / "good.txt").write_text("slowlib==1.0\nharmless==1.0\nunused==1.0\n")
-    (repo / "bad.txt").write_text("slowlib==1.3\nharmless==1.1\nunused==2.0\n")
+    pairs = "pairlib=={0}\npairdep=={0}\n"
+    (repo / "good.txt").write_text(
+        "slowlib==1.0\nharmless==1.0\nunused==1.0\n" + pairs.format("1.0")
+    )
+    (repo / "bad.txt").write_text(
+        "slowlib==1.3\nharmless==1.1\nunused==2.0\n" + pairs.format("2.0")
+    )
     sh(repo, "git", "add", ".")
     sh(repo, "git", "commit", "-qm", "the service and its two package sets")
     (repo / "debug-agent.toml").write_text(
@@ -81,15 +89,18 @@ def test_the_package_that_slowed_the_stack_is_named(tmp_path: Path) -> None:
     assert (releases["package"], releases["good"], releases["bad"]) == ("slowlib", "1.0", "1.3")
     assert (releases["before"], releases["first_slow"]) == ("1.1", "1.2"), releases
     # never imported: dropped before any launch, on the import trace of both references
-    assert [(d["candidate"], d["reason"]) for d in result["dropped"]] == [
-        ("pkg-unused", "package never loaded")
-    ]
+    dropped = {d["candidate"]: d for d in result["dropped"]}
+    assert sorted(dropped) == ["pkg-pairdep", "pkg-unused"]
+    assert dropped["pkg-unused"]["reason"] == "package never loaded"
+    # pairlib's releases pin pairdep: never loaded, it moves with pairlib and every state holds
+    assert "carried with pkg-pairlib" in dropped["pkg-pairdep"]["evidence"][-1]
+    assert not result["unresolved"], result["unresolved"]
     lines = Path(result["session_dir"], "transcript.jsonl").read_text().splitlines()
     searched = [json.loads(line).get("payload", {}).get("config", "") for line in lines]
     assert not any("pkg-unused" in label for label in searched), searched
     launches = sorted(Path(result["session_dir"], "launches").glob("*/environment.txt"))
     built = [p for p in launches if "(built in" in p.read_text()]
-    sets = {tuple(p.read_text().splitlines()[:3]) for p in launches}
+    sets = {tuple(x for x in p.read_text().splitlines() if "==" in x) for p in launches}
     assert len(built) == len(sets)  # each set built once, whatever its launches
     # a second investigation builds nothing
     again = json.loads(run_cli(*args, cwd=repo, env=env, timeout=600).stdout)
