@@ -3,7 +3,7 @@ before it, and each release tested with its verdict."""
 
 from __future__ import annotations
 
-from agent.phases.releases import result_lines
+from agent.release_verdict import result_lines
 from agent.result import InvestigationResult, ReleasesResult, TestedState
 from agent.state import InvestigationState
 

@@ -287,9 +287,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             else None
         )
         if imports is not None and environment is not None:  # which packages ran at all
-            imports.distributions = loaded_distributions(
-                out_dir / "imports", Path(environment.folder)
-            )
+            imports.distributions = loaded_distributions(out_dir / "imports", environment)
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]
             measured[-1] = last.model_copy(

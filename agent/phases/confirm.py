@@ -27,12 +27,12 @@ from agent.levels import (
     request,
     unresolved,
 )
-from agent.phases import releases
 from agent.phases.attribute import apply_verdict, best_trial, next_trial
 from agent.phases.carried import carried_deletions, set_aside_carried
 from agent.phases.gap import gap_holds, gap_launch
 from agent.phases.inseparable import cannot_run, say_inseparable
 from agent.phases.negligible import set_aside_negligible
+from agent.phases.releases import wanted as releases_wanted
 from agent.phases.remainder import (
     back_to,
     remainder_p,
@@ -121,7 +121,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     else:
         log("plan", "verdict", f"{outcome}: {{{names}}}")
     # a culprit package: its first slow release next
-    state.phase = "releases" if releases.wanted(state) else "report"
+    state.phase = "releases" if releases_wanted(state) else "report"
 
 
 def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:

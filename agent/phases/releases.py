@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, all_ids, between, replicate, request, unresolved
 from agent.phases.bisect import PART_WAY, _probe
+from agent.release_verdict import result_lines
 from agent.state import (
     Bisection,
     InvestigationState,
@@ -116,15 +117,3 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
             log("plan", "verdict", line)
         state.notes.append(result_lines(b)[0])
     state.phase = "report"
-
-
-def result_lines(b: Bisection) -> list[str]:
-    slow, before = b.states[b.high], b.states[b.low]
-    skipped = [s for s in b.states[b.low + 1 : b.high] if s.verdict == "skipped"]
-    if skipped:
-        could = ", ".join(s.subject for s in [*skipped, slow])
-        first = f"the first slow release could be any of {could} (the others do not run)"
-    else:
-        first = f"{slow.subject} is the first slow release"
-    measured = "measured" if b.low > 0 else "the good version, measured"
-    return [first, f"{before.subject} before it is fast ({measured}); {slow.why or 'the bad end'}"]

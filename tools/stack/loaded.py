@@ -11,6 +11,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from tools.proc.import_trace import BUILD
+from tools.stack.environment import BuiltEnvironment
 
 
 def distribution_files(env_folder: Path) -> dict[Path, str]:
@@ -41,9 +42,9 @@ def _name(dist_info: Path) -> str:
     return canonicalize_name(dist_info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
 
 
-def loaded_distributions(trace_dir: Path, env_folder: Path) -> list[str]:
-    """The distributions of `env_folder` that some traced process loaded a file of."""
-    owners = distribution_files(env_folder)
+def loaded_distributions(trace_dir: Path, environment: BuiltEnvironment) -> list[str]:
+    """The distributions of `environment` that some traced process loaded a file of."""
+    owners = distribution_files(Path(environment.folder))
     loaded: set[str] = set()
     for report in [*trace_dir.glob("*.txt"), *(trace_dir / BUILD).glob("*.txt")]:
         for line in report.read_text(errors="replace").splitlines()[1:]:
