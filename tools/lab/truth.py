@@ -17,6 +17,7 @@ class TruthEntry(BaseModel):
     hunk: str | None = None  # hunks: the `@@ -a,b +c,d @@` header in `git diff HEAD`
     marker: str | None = None  # hunks: a line the hunk adds (or removes)
     env: str | None = None  # env changes: NAME=value
+    package: str | None = None  # stack labs: "name good -> bad" (marker: the first slow release)
     kind: str
     why: str
 

@@ -1,0 +1,165 @@
+"""The stack lab: a small service whose two package sets pin real PyPI releases, the bad set an
+upgrade of the whole stack (`debug-agent lab create stack DIR`).
+
+What moved, and what each is:
+- markdown2 2.5.0 -> 2.5.3, the culprit: issue #633 ("ReDoS in HTML tokenizer regex"), the
+  attribute regex of "Fix XSS issue in safe mode (#601)", first released in 2.5.1 (the service's
+  page: about 10 ms at 2.5.0, 70-77 ms at 2.5.1, 2.5.2 and 2.5.3, measured here). 2.5.1 and
+  2.5.2 lie between the two versions.
+- packaging 24.1 -> 24.2: imported, harmless.
+- pydantic 2.9.2 -> 2.10.6 with pydantic-core 2.23.4 -> 2.27.2: imported, harmless, and a pair
+  that must move together (each pydantic release pins its pydantic-core exactly).
+- six 1.16.0 -> 1.17.0, idna 3.7 -> 3.10: never imported.
+
+The wheels come from the index when the lab is made (pip download), into `wheels/` (ignored by
+git); the lab then investigates offline from that folder. The truth: the package, its two
+versions, its first slow release.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tools.lab.changes import LabError
+from tools.lab.tree import commit_good
+from tools.lab.truth import Truth, TruthEntry
+
+GOOD = {
+    "markdown2": "2.5.0",
+    "packaging": "24.1",
+    "pydantic": "2.9.2",
+    "pydantic-core": "2.23.4",
+    "typing-extensions": "4.12.2",
+    "annotated-types": "0.7.0",
+    "six": "1.16.0",
+    "idna": "3.7",
+}
+BAD = GOOD | {
+    "markdown2": "2.5.3",
+    "packaging": "24.2",
+    "pydantic": "2.10.6",
+    "pydantic-core": "2.27.2",
+    "six": "1.17.0",
+    "idna": "3.10",
+}
+BETWEEN = {"markdown2": ["2.5.1", "2.5.2"]}  # the culprit's releases between, downloaded too
+FIRST_SLOW = "2.5.1"
+
+BENCH = """\
+\"\"\"The service's one page: a user's HTML-heavy document rendered by markdown2, its fields
+checked by a pydantic model and its format version by packaging.\"\"\"
+
+import time
+
+import markdown2
+import packaging.version
+import pydantic
+
+
+class Page(pydantic.BaseModel):
+    text: str
+    version: str
+
+
+page = Page(text='<p m="1"' * 150 + " " * 300 + "</div", version="2.0")
+assert packaging.version.Version(page.version) > packaging.version.Version("1.0")
+markdown2.markdown("*warm-up*")
+for _ in range(3):
+    started = time.perf_counter()
+    markdown2.markdown(page.text)
+    print(f"latency_ms: {(time.perf_counter() - started) * 1000:.3f}")
+"""
+
+CONFIG = """\
+# debug-agent target config: the stack lab (a service's package upgrade: latency_ms 10 -> 75)
+# Written by 'debug-agent lab create stack'; a real target uses the same keys.
+
+[target]
+repo = "."
+good = "HEAD"
+
+[bench]
+kind = "command"
+command = "{{python}} bench.py"
+metric = "latency_ms"
+unit = "ms"
+metric_regex = "latency_ms: ([0-9.]+)"
+per_launch = "best"
+
+[stack]
+good = "requirements-good.txt"
+bad = "requirements-bad.txt"
+python = "{python}"
+wheels = "wheels"
+offline = true
+
+[symptom]
+default = "latency_ms 75 (was 10)"
+"""
+
+
+def build_stack_lab(dest: Path) -> tuple[Truth, Path, int]:
+    (dest / "bench.py").write_text(BENCH)
+    for name, pins in (("good", GOOD), ("bad", BAD)):
+        lines = [f"{package}=={version}" for package, version in sorted(pins.items())]
+        (dest / f"requirements-{name}.txt").write_text("\n".join(lines) + "\n")
+    commit_good(dest, "the service and its two package sets")
+    # the wheels are no change of the service's: excluded where git keeps local ignores
+    with (dest / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("/wheels/\n")
+    download(dest / "wheels")
+    config = dest / "debug-agent.toml"
+    config.write_text(CONFIG.format(python=sys.executable))
+    moved = sorted(p for p in BAD if BAD[p] != GOOD[p])
+    truth = Truth(
+        scenario="stack",
+        culprits=[
+            TruthEntry(
+                kind="package",
+                package=f"markdown2 {GOOD['markdown2']} -> {BAD['markdown2']}",
+                marker=FIRST_SLOW,
+                why="issue #633: the HTML tokenizer's attribute regex backtracks; first "
+                f"released in {FIRST_SLOW}",
+            )
+        ],
+        decoys=[
+            TruthEntry(kind="package", package=f"{p} {GOOD[p]} -> {BAD[p]}", why=WHY[p])
+            for p in moved
+            if p != "markdown2"
+        ],
+        regression=True,
+        expected={"good_ms": 10.0, "bad_ms": 75.0},
+    )
+    return truth, config, len(moved)
+
+
+WHY = {
+    "packaging": "imported, harmless",
+    "pydantic": "imported, harmless; pins pydantic-core exactly",
+    "pydantic-core": "imported, harmless; moves with pydantic",
+    "six": "never imported",
+    "idna": "never imported",
+}
+
+
+def download(folder: Path) -> None:
+    """Every wheel of both sets and the culprit's releases between, from the index (one pip
+    call a set: pip's resolver refuses two versions of a package in one)."""
+    sets = [GOOD, BAD, *({p: v} for p, versions in BETWEEN.items() for v in versions)]
+    for pins in sets:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+            + ["-d", str(folder), *(f"{p}=={v}" for p, v in sorted(pins.items()))],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        if done.returncode:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise LabError(
+                "'lab create stack' downloads its wheels from the package index (pip "
+                "download): " + textwrap.shorten(last, 200)
+            )
