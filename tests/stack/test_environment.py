@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack.wheels import make_wheel
+from tests.stack.wheels import Wheel, make_wheels
 from tools.stack.environment import Sources, Unresolved, build_environment
 
 
@@ -17,10 +17,9 @@ from tools.stack.environment import Sources, Unresolved, build_environment
 def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("wheels")
     folder = base / "wheels"
-    for version in ("1.0", "1.1"):
-        make_wheel(base / "src", folder, "slowlib", version)
-    # a release that pins another's exact version: the two move together
-    make_wheel(base / "src", folder, "pairlib", "2.0", requires="slowlib==1.1")
+    # pairlib's release pins slowlib's exact version: the two move together
+    specs = [Wheel("slowlib", "1.0"), Wheel("slowlib", "1.1")]
+    make_wheels(base / "src", folder, [*specs, Wheel("pairlib", "2.0", requires="slowlib==1.1")])
     return folder
 
 

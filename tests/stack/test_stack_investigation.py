@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import make_repo, run_cli, sh
-from tests.stack.wheels import make_wheel
+from tests.stack.wheels import Wheel, make_wheels
 
 BENCH = """\
 import time
@@ -28,15 +28,16 @@ for _ in range(3):
 def stack_repo(tmp_path: Path) -> Path:
     wheels, src = tmp_path / "wheels", tmp_path / "src"
     # the slowdown came with 1.2; 1.1 and 1.2 lie between the good and bad versions
-    for version, seconds in (("1.0", 0.01), ("1.1", 0.01), ("1.2", 0.05), ("1.3", 0.05)):
-        make_wheel(src, wheels, "slowlib", version, code=_work(seconds))
+    timings = (("1.0", 0.01), ("1.1", 0.01), ("1.2", 0.05), ("1.3", 0.05))
+    specs = [Wheel("slowlib", v, code=_work(seconds)) for v, seconds in timings]
     for version in ("1.0", "1.1"):
-        make_wheel(src, wheels, "harmless", version, code=_work(0.0))
+        specs.append(Wheel("harmless", version, code=_work(0.0)))
     for version in ("1.0", "2.0"):
-        make_wheel(src, wheels, "unused", version)
+        specs.append(Wheel("unused", version))
         # a pair whose releases pin each other: pairdep is never imported, but moves with pairlib
-        make_wheel(src, wheels, "pairdep", version)
-        make_wheel(src, wheels, "pairlib", version, requires=f"pairdep=={version}", code=_work(0))
+        specs.append(Wheel("pairdep", version))
+        specs.append(Wheel("pairlib", version, requires=f"pairdep=={version}", code=_work(0)))
+    make_wheels(src, wheels, specs)
     repo = make_repo(tmp_path)
     (repo / "bench.py").write_text(BENCH)
     pairs = "pairlib=={0}\npairdep=={0}\n"
