@@ -111,3 +111,22 @@ def test_the_package_that_slowed_the_stack_is_named(tmp_path: Path) -> None:
     transcript = Path(again["session_dir"], "transcript.jsonl").read_text()
     assert "its environment cached: built before" in transcript
     assert "its environment built in" not in transcript
+
+
+def test_a_code_change_and_a_package_both_slowing_it_are_both_found(tmp_path: Path) -> None:
+    """The upgrade and an uncommitted change to the service: one investigation over both, each
+    named with its share."""
+    repo = stack_repo(tmp_path)
+    bench = (repo / "bench.py").read_text()
+    (repo / "bench.py").write_text(bench.replace("    harmless.work()\n", "    time.sleep(0.05)\n"))
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ["investigate", "--symptom", "latency_ms 100 (was 10)", "--json", "--max-launches", "24"]
+    done = run_cli(*args, cwd=repo, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    culprits = {c["id"]: c for c in result["culprits"]}
+    [hunk] = [c for c in culprits.values() if c["file"] == "bench.py"]
+    assert set(culprits) == {"pkg-slowlib", hunk["id"]}, culprits
+    # 10 -> 50 ms from the package, 50 -> 100 from the hunk: each holds a real share
+    assert all(0.2 < (c["share"] or 0) < 0.8 for c in culprits.values()), culprits
