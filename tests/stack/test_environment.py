@@ -19,7 +19,7 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = base / "wheels"
     # pairlib's release pins slowlib's exact version: the two move together
     specs = [Wheel("slowlib", "1.0"), Wheel("slowlib", "1.1")]
-    make_wheels(base / "src", folder, [*specs, Wheel("pairlib", "2.0", requires="slowlib==1.1")])
+    make_wheels(folder, [*specs, Wheel("pairlib", "2.0", requires="slowlib==1.1")])
     return folder
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tools.lab.changes import LabError
@@ -146,20 +147,27 @@ WHY = {
 
 
 def download(folder: Path) -> None:
-    """Every wheel of both sets and the culprit's releases between, from the index (one pip
-    call a set: pip's resolver refuses two versions of a package in one)."""
-    sets = [GOOD, BAD, *({p: v} for p, versions in BETWEEN.items() for v in versions)]
-    for pins in sets:
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-            + ["-d", str(folder), *(f"{p}=={v}" for p, v in sorted(pins.items()))],
-            capture_output=True,
-            text=True,
-            timeout=600,
+    """Every wheel of both sets and the culprit's releases between, from the index: one pip
+    call a set (pip's resolver refuses two versions of a package in one), all at once."""
+    moved = {p: v for p, v in BAD.items() if GOOD[p] != v}  # no file written by two calls
+    sets = [GOOD, moved, *({p: v} for p, versions in BETWEEN.items() for v in versions)]
+    with ThreadPoolExecutor(max_workers=len(sets)) as pool:
+        errors = list(pool.map(lambda pins: _download(folder, pins), sets))
+    failures = [error for error in errors if error]
+    if failures:
+        raise LabError(
+            "'lab create stack' downloads its wheels from the package index (pip download): "
+            + textwrap.shorten(failures[0], 200)
         )
-        if done.returncode:
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise LabError(
-                "'lab create stack' downloads its wheels from the package index (pip "
-                "download): " + textwrap.shorten(last, 200)
-            )
+
+
+def _download(folder: Path, pins: dict[str, str]) -> str | None:
+    """None, or pip's last line of error."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
+        + ["-d", str(folder), *(f"{p}=={v}" for p, v in sorted(pins.items()))],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return (done.stderr.strip().splitlines() or ["no output"])[-1] if done.returncode else None
