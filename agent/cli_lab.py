@@ -72,11 +72,10 @@ def lab_create(
     info = create_lab(
         kind, directory, seed=seed, noise=noise, shape=scenario, flaky=flaky_start, commits=commits
     )
-    what = (
-        f"{commits or 30} commits after the good tag"
-        if info.kind == "range"
-        else f"{info.changes} uncommitted change(s)"
-    )
+    what = {
+        "range": f"{commits or 30} commits after the good tag",
+        "stack": f"{info.changes} packages upgraded between its two package sets",
+    }.get(info.kind, f"{info.changes} uncommitted change(s)")
     typer.echo(f"created {info.kind} lab in {info.path}: {what}; config {info.config}")
 
 
