@@ -27,10 +27,12 @@ from tools.repo.candidates import (
 from tools.repo.target import Target, target_repo
 from tools.repo.worktree import open_repo
 from tools.stack.candidates import PACKAGE_PREFIX
+from tools.stack.environment import Unresolved
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
 _STAGES: dict[type[Exception], str] = {
     GitError: "build",
+    Unresolved: "environment",  # before BuildError: it is one
     BuildError: "build",
     ServerDied: "died",  # before ServerError: it is one
     ServerError: "start",

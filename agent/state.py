@@ -50,7 +50,7 @@ class Failure(BaseModel):
     build, the server exited or was never ready, or the bench failed. Never a value."""
 
     request: int
-    stage: Literal["build", "start", "died", "bench"]
+    stage: Literal["build", "environment", "start", "died", "bench"]
     error: str  # one line
     log: str | None = None  # where to read more
     tail: list[str] = Field(default_factory=list)  # the log's last lines

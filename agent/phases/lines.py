@@ -60,6 +60,7 @@ def failed(state: InvestigationState, config: Variant, failure: Failure, log: Lo
     """A launch that measured nothing: why, where its log is, and the log's last lines."""
     what = {
         "build": "its tree did not build",
+        "environment": "its package set did not build or does not hold together",
         "start": "its server did not start (twice)",
         "died": "its server ended while it was measured",
     }

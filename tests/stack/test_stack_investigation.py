@@ -128,3 +128,22 @@ def changed_service_beside_the_upgrade(repo: Path, env: dict[str, str]) -> None:
         line for line in transcript.splitlines() if "launched with the import trace" in line
     ]
     assert len(references) == 2 and all("cached: built before" in r for r in references)
+
+
+def test_a_bad_set_that_does_not_hold_together_ends_in_error_with_a_report(
+    tmp_path: Path,
+) -> None:
+    """Its pins break each other (pairlib 2.0 needs pairdep 2.0): the bad reference cannot be
+    built, which is said, with uv's reason, and a report; never a traceback."""
+    repo = stack_repo(tmp_path)
+    bad = (repo / "bad.txt").read_text()
+    (repo / "bad.txt").write_text(bad.replace("pairdep==2.0", "pairdep==1.0"))
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    args = ["investigate", "--symptom", "latency_ms 50 (was 10)", "--json"]
+    done = run_cli(*args, cwd=repo, env=env, timeout=600)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "error" and result["launches"] == 1
+    report = Path(result["session_dir"], "report.md").read_text()
+    assert "package set did not build or does not hold together" in done.stderr
+    assert "`pairlib` requires `pairdep==2.0`" in report, report
