@@ -81,7 +81,7 @@ def hypothesize(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     lay_out(s, ctx.runner.config.host is not None, ctx.log)  # before it only
     rank_with(ctx.reasoner, s, ctx.log)  # the LLM reasoner's priors, when there is one
     lines.kept(s, ctx.log)
-    s.phase = "calibrate"
+    s.phase = "calibrate" if s.phase == "hypothesize" else s.phase  # or the report: nothing left
     return dict(s)
 
 

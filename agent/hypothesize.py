@@ -21,6 +21,7 @@ from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import Candidate
 from tools.repo.commit_groups import commit_groups
+from tools.stack.package_source import release_folder, release_shas
 from tools.stack.requires import package_links
 
 # the trace's verdicts: no process used it
@@ -50,12 +51,13 @@ def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Rele
     facts = state.facts
     if facts is None:  # gather reads the facts before this phase
         raise RuntimeError("hypothesize needs the facts of the bad state (gather)")
+    b = state.bisection
+    at = b.first_bad.sha if b is not None and b.narrowed else None  # None: the working tree
+    repo, at = _inside_release(state, repo, at)
     root = Path(repo.working_tree_dir or ".")
     hunks = [c for c in state.candidates if c.kind == "hunk"]
     files = sorted({c.file or "" for c in hunks})
     good = {path: _good_source(repo, state.good_sha, path) for path in files}
-    b = state.bisection
-    at = b.first_bad.sha if b is not None and b.narrowed else None  # None: the working tree
     bad = {
         path: _bad_source(root, path) if at is None else _good_source(repo, at, path)
         for path in files
@@ -73,6 +75,20 @@ def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Rele
     pins = package_links(state.candidates, requires.get("bad", {}), requires.get("good", {}))
     links += [Link(**link.model_dump()) for link in pins]
     return verdicts, links
+
+
+def _inside_release(
+    state: InvestigationState, repo: git.Repo, at: str | None
+) -> tuple[git.Repo, str | None]:
+    """Where the hunks' sources are read: inside a package's first slow release, its two
+    releases' repository (tools/stack/package_source.py) at the slow one."""
+    r = state.releases
+    if r is None or not r.narrowed:
+        return repo, at
+    name = r.states[0].subject.rsplit(" ", 1)[0]
+    folder = release_folder(name, r.parent.sha or "", r.first_bad.sha or "")
+    shas = release_shas(folder)
+    return (git.Repo(folder), shas[-1]) if shas else (repo, at)
 
 
 def _untraced_files(
@@ -122,7 +138,8 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     transcript."""
     verdicts, state.links = _verdicts(state, repo)
     said = [link_sentence(link) for link in state.links]
-    if state.bisection is None:  # inside a first bad commit, the range is known already
+    inside_release = state.releases is not None and state.releases.narrowed
+    if state.bisection is None and not inside_release:  # inside a commit, the range is known
         state.commits = commit_groups(repo, state.good_sha, state.candidates)
     rescued = kept_by_links(verdicts, state.links)
     for c in state.candidates:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.levels import all_ids, ensure_config, update_levels
+from agent.narrow_release import into_release
 from agent.phases import lines
 from agent.phases.bisect import COMMIT_KEY, bisection_of
 from agent.runner import Runner
@@ -33,6 +34,7 @@ def lay_out(state: InvestigationState, remote: bool, log: Callable[..., None]) -
 def narrow(state: InvestigationState, runner: Runner, log: Callable[..., None]) -> None:
     """Once the bisection named the first bad commit: the state re-based on it (or, when its
     diff holds no candidate, the range searched as a whole)."""
+    into_release(state, runner, log)  # a [stack]'s package, once its first slow release is known
     b = state.bisection
     if b is None or not b.done or b.narrowed or b.whole:
         return

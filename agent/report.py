@@ -87,7 +87,8 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
         where = c.file or c.name
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
-        commits = _commits(state, repo, c, first_bad)
+        inside = state.releases is not None and state.releases.narrowed
+        commits = [] if inside else _commits(state, repo, c, first_bad)
         out.append(
             Culprit(
                 kind=c.kind,
@@ -101,6 +102,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
                 diff=("\n".join(c.hunk_lines()) or None) if c.kind == "hunk" else None,
                 commit=commits[0] if commits else None,
                 commits=commits,
+                package=c.origin if inside else None,
             )
         )
     return out, whole

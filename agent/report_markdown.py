@@ -59,6 +59,8 @@ def culprit_place(c: Culprit) -> list[str]:
     if c.commit is not None:
         lines.append(_commit_line(c.commit))
         lines += [f"also lines of {_commit_line(other)}" for other in c.commits[1:]]
+    elif c.package is not None:
+        lines.append(f"in the package's own files: {c.package}")
     elif c.kind == "hunk":
         lines.append("not committed: a change of the working tree")
     if c.line is not None:

@@ -70,6 +70,7 @@ class Culprit(BaseModel):
     commit: CommitInfo | None = None  # the commit after good that brought most of its lines
     commits: list[CommitInfo] = []  # every such commit, most lines first (a range's diff
     # joins them)
+    package: str | None = None  # a hunk of a package's release: "name before -> slow"
 
 
 class DroppedResult(BaseModel):

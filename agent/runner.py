@@ -28,6 +28,7 @@ from tools.repo.target import Target, target_repo
 from tools.repo.worktree import open_repo
 from tools.stack.candidates import PACKAGE_PREFIX
 from tools.stack.environment import Unresolved
+from tools.stack.inside_release import release_candidates
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
 _STAGES: dict[type[Exception], str] = {
@@ -55,7 +56,7 @@ class Runner:
         self.target = Target(config, config_dir, cands)
         self.progress = ProgressCallbacks(on_phase, on_request)
         self._pool: RayPool | None = None
-        self._narrowed_to: tuple[str, str | None] | None = None
+        self._narrowed_to: tuple[str, ...] | tuple[str, str | None] | None = None
 
     def narrowed(self, low: str, high: str | None) -> CandidateSet:
         """The candidates between commit `low` and commit `high` (None: the working tree), now
@@ -76,11 +77,24 @@ class Runner:
             self._narrowed_to = (low, high)
         return cands
 
+    def narrowed_release(self, package: str, releases: tuple[str, str]) -> CandidateSet:
+        """The hunks of `package` inside its first slow release (`releases`: the one before
+        and it), now the target's; the investigation's own candidates stay its tree."""
+        cands = release_candidates(self.config, self.config_dir, self.cands, package, releases)
+        if cands.candidates:
+            self.target = Target(self.config, self.config_dir, cands)
+            self._narrowed_to = (package, *releases)
+        return cands
+
     def follow(self, state: InvestigationState) -> None:
-        """The target as the state has it: a resumed session narrowed to a commit builds there."""
-        b = state.bisection
+        """The target as the state has it: a resumed session narrowed to a commit builds there,
+        one narrowed into a package's release builds on that release."""
+        b, r = state.bisection, state.releases
         if b is not None and b.narrowed and self._narrowed_to != (b.parent_sha, b.first_bad.sha):
             self.narrowed(b.parent_sha, b.first_bad.sha)
+        if r is not None and r.narrowed and self.cands.overlay is None:
+            name = r.states[0].subject.rsplit(" ", 1)[0]
+            self.narrowed_release(name, (r.parent.sha or "", r.first_bad.sha or ""))
 
     @property
     def config(self) -> TargetConfig:

@@ -7,10 +7,12 @@ scratch worktree; the user's repository is only read.
 
 from __future__ import annotations
 
+import os
 import shlex
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -29,8 +31,9 @@ from tools.node.ssh_host import HostLost
 from tools.proc.import_trace import ImportTrace, build_env
 from tools.proc.worker_env import WorkerEnv, after_start
 from tools.progress import Progress
-from tools.repo.candidates import Candidate, CandidateSet
+from tools.repo.candidates import Candidate, CandidateSet, Overlay
 from tools.repo.target import Target
+from tools.repo.worktree import scratch_worktree
 from tools.secrets import mask_files
 from tools.stack.candidates import state_pins
 from tools.stack.environment import BuiltEnvironment
@@ -94,6 +97,13 @@ class _State(BaseModel):
     tree_sha: str  # the commit the scratch tree starts from (the patches go on top)
     carried: str = ""  # what the bad side carries as-is (CandidateSet.carried_patch)
     pins: dict[str, str] | None = None  # its package set, where a [stack] is under study
+    overlay: Overlay | None = None  # the hunks are a package's: they go to its own tree
+
+    def tree_patches(self) -> list[str]:
+        """What goes on `tree_sha` for the target's own tree."""
+        if self.overlay is not None:
+            return self.overlay.tree_patches
+        return [h.patch for h in self.hunks] + [p for p in [self.carried] if p]
 
     def argv(self, argv: list[str]) -> list[str]:
         for flag, value in self.flags.items():
@@ -153,9 +163,10 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
         command=command,
         flags=flags,
         extra_args=spec.args,
-        tree_sha=cands.good_sha,
+        tree_sha=cands.overlay.tree_sha if cands.overlay else cands.good_sha,
         carried="" if from_good else cands.carried_patch,
         pins=pins,
+        overlay=cands.overlay,
     )
 
 
@@ -249,12 +260,13 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     measured, logs = [], []
     with (
         open_node(config, target.config_dir, out_dir) as node,
-        node.worktree(
-            state.tree_sha,
-            [h.patch for h in state.hunks] + [p for p in [state.carried] if p],
-            out_dir / "state.patch",
-        ) as tree,
+        node.worktree(state.tree_sha, state.tree_patches(), out_dir / "state.patch") as tree,
+        package_tree(state, target.cands.good_sha, out_dir) as package,
     ):
+        if package is not None:  # the package's patched files in front of its installed copy
+            state.env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(package), state.env.get("PYTHONPATH")) if p
+            )
         environment = None
         if state.pins is not None:  # {python} is the state's own environment
             environment = state_environment(target, state.pins, out_dir)
@@ -302,6 +314,14 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             else None
         )
     return _Launched(measured, logs, imports, gpu, environment)
+
+
+def package_tree(state: _State, base: str, out_dir: Path) -> AbstractContextManager[Path | None]:
+    """A scratch tree of the package's releases at `base` with the state's hunks, or none."""
+    if state.overlay is None:
+        return nullcontext(None)
+    patches = [h.patch for h in state.hunks]
+    return scratch_worktree(Path(state.overlay.repo), base, patches, out_dir / "package.patch")
 
 
 def _metric(wanted: str | None, pooled: dict[str, Metric]) -> str:

@@ -111,9 +111,19 @@ def _judge(state: InvestigationState, key: str, reverted: str) -> tuple[str, str
 
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:
+    """The first slow release, then its hunks (hypothesize again: agent/narrow_release.py);
+    straight to the report where skipped releases leave it open, or where other culprits
+    stand beside the package (the search inside the release would put them out of the
+    report: their shares are the answer there)."""
     b = state.releases
+    state.phase = "report"
     if b is not None and b.done:
         for line in result_lines(b):
             log("plan", "verdict", line)
         state.notes.append(result_lines(b)[0])
-    state.phase = "report"
+        alone = state.confirmation is not None and len(state.confirmation.culprits) == 1
+        if not b.skipped_between() and alone:
+            state.phase = "hypothesize"
+        elif not alone:
+            state.notes.append("other culprits stand beside the package: not searched inside")
+            log("plan", "thought", state.notes[-1])

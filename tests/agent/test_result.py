@@ -64,7 +64,7 @@ def test_an_older_result_without_set_aside_or_llm_still_reads() -> None:
     old = json.loads(text)
     assert "set_aside" not in old and "llm" not in old
     dumped = InvestigationResult.model_validate_json(text).model_dump()
-    later = ("share_ci", "line", "diff", "commit", "commits")  # culprit keys added since
+    later = ("share_ci", "line", "diff", "commit", "commits", "package")  # culprit keys added since
     culprits = [{k: v for k, v in c.items() if k not in later} for c in dumped["culprits"]]
     assert {k: v for k, v in {**dumped, "culprits": culprits}.items() if k in old} == old
     added = ["unexplained_ci", "undecided", "not_ruled_out", "negligible", "carried", "rounds"]

@@ -28,8 +28,9 @@ for _ in range(3):
 def stack_repo(tmp_path: Path) -> Path:
     wheels = tmp_path / "wheels"
     # the slowdown came with 1.2; 1.1 and 1.2 lie between the good and bad versions
-    timings = (("1.0", 0.01), ("1.1", 0.01), ("1.2", 0.05), ("1.3", 0.05))
-    specs = [Wheel("slowlib", v, code=_work(seconds)) for v, seconds in timings]
+    # 1.2 also changes `other`, a second hunk that costs nothing
+    timings = (("1.0", 0.01, 1), ("1.1", 0.01, 1), ("1.2", 0.05, 2), ("1.3", 0.05, 2))
+    specs = [Wheel("slowlib", v, code=_work(seconds, other)) for v, seconds, other in timings]
     for version in ("1.0", "1.1"):
         specs.append(Wheel("harmless", version, code=_work(0.0)))
     for version in ("1.0", "2.0"):
@@ -73,8 +74,13 @@ def stack_repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _work(seconds: float) -> str:
-    return f"import time\n\ndef work():\n    time.sleep({seconds})\n"
+def _work(seconds: float, other: int = 1) -> str:
+    """`work` sleeps `seconds`; `other`, far below it (its own hunk), returns `other`."""
+    spacer = "".join(f"# {i}\n" for i in range(8))
+    return (
+        f"import time\n\ndef work():\n    time.sleep({seconds})\n\n{spacer}\n"
+        f"def other():\n    return {other}\n"
+    )
 
 
 def test_the_package_that_slowed_the_stack_then_a_change_beside_it(tmp_path: Path) -> None:
@@ -85,7 +91,11 @@ def test_the_package_that_slowed_the_stack_then_a_change_beside_it(tmp_path: Pat
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
-    assert [c["id"] for c in result["culprits"]] == ["pkg-slowlib"]
+    # inside the first slow release: the hunk that slept longer, not the one beside it
+    [culprit] = result["culprits"]
+    assert culprit["package"] == "slowlib 1.1 -> 1.2", culprit
+    assert culprit["file"] == "slowlib/__init__.py" and "+    time.sleep(0.05)" in culprit["diff"]
+    assert "return 2" not in culprit["diff"]
     releases = result["releases"]
     assert (releases["package"], releases["good"], releases["bad"]) == ("slowlib", "1.0", "1.3")
     assert (releases["before"], releases["first_slow"]) == ("1.1", "1.2"), releases

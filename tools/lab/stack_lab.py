@@ -5,7 +5,8 @@ What moved, and what each is:
 - markdown2 2.5.0 -> 2.5.3, the culprit: issue #633 ("ReDoS in HTML tokenizer regex"), the
   attribute regex of "Fix XSS issue in safe mode (#601)", first released in 2.5.1 (the service's
   page: about 10 ms at 2.5.0, 70-77 ms at 2.5.1, 2.5.2 and 2.5.3, measured here). 2.5.1 and
-  2.5.2 lie between the two versions.
+  2.5.2 lie between the two versions; 2.5.0 -> 2.5.1 changes markdown2.py in 17 hunks, one of
+  them the regex.
 - packaging 24.1 -> 24.2: imported, harmless.
 - pydantic 2.9.2 -> 2.10.6 with pydantic-core 2.23.4 -> 2.27.2: imported, harmless, and a pair
   that must move together (each pydantic release pins its pydantic-core exactly).
@@ -48,6 +49,8 @@ BAD = GOOD | {
 }
 BETWEEN = {"markdown2": ["2.5.1", "2.5.2"]}  # the culprit's releases between, downloaded too
 FIRST_SLOW = "2.5.1"
+# a line the culprit hunk adds to `_sorta_html_tokenize_re`'s attribute pattern
+CULPRIT_LINE = """(?:".*?"|'.*?'|[^<>"'=/\\s]+)  # value, quoted or unquoted"""
 
 BENCH = """\
 \"\"\"The service's one page: a user's HTML-heavy document rendered by markdown2, its fields
@@ -121,9 +124,11 @@ def build_stack_lab(dest: Path) -> tuple[Truth, Path, int]:
             TruthEntry(
                 kind="package",
                 package=f"markdown2 {GOOD['markdown2']} -> {BAD['markdown2']}",
-                marker=FIRST_SLOW,
-                why="issue #633: the HTML tokenizer's attribute regex backtracks; first "
-                f"released in {FIRST_SLOW}",
+                release=FIRST_SLOW,
+                file="markdown2.py",
+                marker=CULPRIT_LINE,
+                why="issue #633: the HTML tokenizer's attribute regex backtracks; written by "
+                f"'Fix XSS issue in safe mode (#601)', first released in {FIRST_SLOW}",
             )
         ],
         decoys=[

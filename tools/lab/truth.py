@@ -17,7 +17,8 @@ class TruthEntry(BaseModel):
     hunk: str | None = None  # hunks: the `@@ -a,b +c,d @@` header in `git diff HEAD`
     marker: str | None = None  # hunks: a line the hunk adds (or removes)
     env: str | None = None  # env changes: NAME=value
-    package: str | None = None  # stack labs: "name good -> bad" (marker: the first slow release)
+    package: str | None = None  # stack labs: "name good -> bad"
+    release: str | None = None  # stack labs: the package's first slow release
     kind: str
     why: str
 

@@ -128,6 +128,19 @@ class Candidate(BaseModel):
         return {k: v for k, v in self.model_dump(include=set(keys)).items() if v is not None}
 
 
+class Overlay(BaseModel):
+    """Where the candidates are a package's hunks (inside its first slow release): they apply
+    to `repo` (the package's two releases, tools/stack/package_source.py) at the set's
+    `good_sha`, put first on PYTHONPATH; the target's own tree is `tree_sha` with
+    `tree_patches` (its bad state) in every state."""
+
+    repo: str
+    package: str
+    releases: tuple[str, str]  # the release before and the first slow one
+    tree_sha: str
+    tree_patches: list[str]
+
+
 class CandidateSet(BaseModel):
     repo: str
     good: str  # the ref as given
@@ -139,6 +152,7 @@ class CandidateSet(BaseModel):
     carried_patch: str = ""
     # the bad package set's pins, where a [stack] is under study (its changes are candidates)
     stack: dict[str, str] | None = None
+    overlay: Overlay | None = None  # the candidates are a package's, inside a release
 
     def by_id(self, ids: list[str]) -> list[Candidate]:
         """Look ids up (a unique prefix is enough); unknown ids are one clear error."""
