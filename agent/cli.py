@@ -34,6 +34,14 @@ ResumeOpt = Annotated[
     ),
 ]
 GoodOpt = Annotated[str | None, typer.Option(help="Known-good git ref (default: the config's).")]
+GoodEnvOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--good-env",
+        help="The known-good package set (pip freeze, requirements, uv.lock, pylock.toml); "
+        "the bad one is [stack] bad, else what {python} has installed now.",
+    ),
+]
 MaxLaunchesOpt = Annotated[
     int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
 ]
@@ -66,6 +74,7 @@ def investigate(
     symptom: SymptomOpt = None,
     resume: ResumeOpt = None,
     good: GoodOpt = None,
+    good_env: GoodEnvOpt = None,
     max_launches: MaxLaunchesOpt = None,
     max_minutes: MaxMinutesOpt = None,
     as_json: JsonOpt = False,
@@ -112,6 +121,7 @@ def investigate(
             max_cost=max_llm_cost,
             replay=replay,
         ),
+        good_env=good_env.resolve() if good_env else None,
     )
     _exit_on_error(result)
 

@@ -30,6 +30,7 @@ def investigate(
     as_json: bool = False,
     lab_dir: Path | None = None,
     llm: LLMOptions | None = None,
+    good_env: Path | None = None,
 ) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
     parse_symptom(symptom_text)  # a bad symptom fails before anything is built
@@ -57,6 +58,7 @@ def investigate(
                     sessions_root(cwd, repo_root),
                     lab=lab,
                     good=search_from,
+                    good_env=good_env,
                     max_launches=budget - sum(r["launches"] for r in results),
                     max_minutes=max_minutes,
                     echo=console_echo(console),

@@ -36,7 +36,7 @@ from agent.runner import Runner
 from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
-from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config
+from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config, with_good_env
 from tools.errors import STORAGE_ERRORS, ToolError
 from tools.folders import writable_dir
 from tools.init_config import check_config
@@ -135,6 +135,7 @@ class Session:
         *,
         lab: str | None = None,
         good: str | None = None,
+        good_env: Path | None = None,
         max_launches: int | None = None,
         max_minutes: float | None = None,
         echo: Callable[[str, str, str], None] | None = None,
@@ -143,7 +144,7 @@ class Session:
         approve: bool = False,
     ) -> Session:
         """A new session folder, its transcript header, the first state and the context."""
-        config, cands = _target(target_dir, good)
+        config, cands = _target(target_dir, good, good_env)
         symptom = parse_symptom(symptom_text, config.bench)  # in the bench's units
         session_id = new_session_id()
         folder = writable_dir(sessions, "the sessions folder") / session_id
@@ -159,6 +160,7 @@ class Session:
             session_id=session_id,
             session_dir=str(folder),
             config_path=str(target_dir),
+            good_env=str(good_env) if good_env else None,
             symptom=symptom,
             metric=config.bench.metric if config.bench.kind == "command" else symptom.metric,
             worse="higher" if symptom.direction == "lower" else "lower",
@@ -196,7 +198,8 @@ class Session:
         `same_changes`, only if the target's changes are the ones it started with)."""
         values = saved_values(folder)
         target_dir = Path(values["config_path"])
-        config = load_config(target_dir)
+        good_env = values.get("good_env")
+        config = with_good_env(load_config(target_dir), Path(good_env) if good_env else None)
         cands = target_candidates(config, target_dir)
         runner = Runner(config, target_dir, cands)
         if same_changes and not _same_changes(values, runner):
@@ -272,10 +275,13 @@ class Session:
         self.close()
 
 
-def _target(target_dir: Path, good: str | None) -> tuple[TargetConfig, CandidateSet]:
-    """The target's config (with `good` as its good ref, when given) and its candidates."""
-    check_config(target_dir, good)  # what can be known wrong before a launch fails now
-    config = load_config(target_dir)
+def _target(
+    target_dir: Path, good: str | None, good_env: Path | None = None
+) -> tuple[TargetConfig, CandidateSet]:
+    """The target's config (with `good` as its good ref and `good_env` as its good package
+    set, when given) and its candidates."""
+    check_config(target_dir, good, good_env)  # what can be known wrong before a launch fails
+    config = with_good_env(load_config(target_dir), good_env)
     if good:
         config.target.good = good
     cands = target_candidates(config, target_dir)

@@ -222,6 +222,7 @@ class InvestigationState(BaseModel):
     session_id: str
     session_dir: str
     config_path: str
+    good_env: str | None = None  # investigate --good-env: the good package set, kept for resume
     symptom: Symptom
     metric: str
     worse: Literal["higher", "lower"]

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from tools.bench.command import Placeholders
 from tools.cluster.check import cluster_problems
-from tools.config import CONFIG_NAME, TargetConfig, load_config
+from tools.config import CONFIG_NAME, TargetConfig, load_config, with_good_env
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
 from tools.stack.check import stack_problems
@@ -193,10 +193,11 @@ def _executable(word: str, cwd: Path) -> bool:
     return word == "{python}" or shutil.which(word) is not None or (cwd / word).exists()
 
 
-def check_config(path: Path, good: str | None = None) -> CheckReport:
+def check_config(path: Path, good: str | None = None, good_env: Path | None = None) -> CheckReport:
     """Everything that can be checked without launching; one line saying all that is wrong.
-    `good` stands for the config's good ref (investigate --good)."""
-    config: TargetConfig = load_config(path)
+    `good` stands for the config's good ref (investigate --good), `good_env` for its good
+    package set (--good-env)."""
+    config: TargetConfig = with_good_env(load_config(path), good_env)
     if good:
         config.target.good = good
     if config.host is not None:

@@ -120,10 +120,14 @@ def test_the_package_that_slowed_the_stack_then_a_change_beside_it(tmp_path: Pat
 
 def changed_service_beside_the_upgrade(repo: Path, env: dict[str, str]) -> None:
     """The upgrade and an uncommitted change to the service: one investigation over both, each
-    named with its share, in the environments the first investigation built."""
+    named with its share, in the environments the first investigation built. The good set comes
+    from `--good-env` (the config's [stack] good now names the bad set: nothing would differ)."""
     bench = (repo / "bench.py").read_text()
     (repo / "bench.py").write_text(bench.replace("    harmless.work()\n", "    time.sleep(0.05)\n"))
+    config = (repo / "debug-agent.toml").read_text()
+    (repo / "debug-agent.toml").write_text(config.replace('good = "good.txt"', 'good = "bad.txt"'))
     args = ["investigate", "--symptom", "latency_ms 100 (was 10)", "--json", "--max-launches", "24"]
+    args += ["--good-env", str(repo / "good.txt")]
     done = run_cli(*args, cwd=repo, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)

@@ -80,7 +80,10 @@ def release_repo(folder: Path, releases: list[tuple[str, dict[str, Path]]]) -> l
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
         for path, source in files.items():
             (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, folder / path)
+            shutil.copyfile(source, folder / path)
+        # the index forgotten: a file of the same size, time and (reused) inode as the one it
+        # replaced would read as unchanged to git's stat check, and the release lose its change
+        (folder / ".git" / "index").unlink(missing_ok=True)
         git("add", "-A")
         identity = ["-c", "user.name=debug-agent", "-c", "user.email=debug-agent@localhost"]
         git(*identity, "commit", "-q", "--allow-empty", "-m", release)
