@@ -62,8 +62,16 @@ max_minutes = 240
 # [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
 # base_url = "http://127.0.0.1:30001/v1"
 # model = "..."
-"""
+{stack}"""
 
+
+# a format value, not a template: its braces are written as they are
+STACK = """
+# [stack]           # optional: an upgrade of the package set ("I upgraded the image")
+# good = "freeze-old.txt"   # pip freeze, ==-pinned requirements, uv.lock or pylock.toml
+# bad = "current"           # the same, or what {python} has installed now
+# wheels = "wheels/"        # searched first; with offline = true, the only source
+"""
 
 LIBRARY_TEMPLATE = """\
 # debug-agent target config, written by 'debug-agent init' for a library (no server found here).
@@ -94,7 +102,7 @@ max_minutes = 60
 # [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
 # base_url = "http://127.0.0.1:30001/v1"
 # model = "..."
-"""
+{stack}"""
 
 # words in a repository's source that say it runs a server
 SERVER_SIGNS = (
@@ -155,7 +163,9 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
         )
         src = "/src" if any((root / "src").glob("*/__init__.py")) else ""  # a src layout
         path.write_text(
-            LIBRARY_TEMPLATE.format(good="HEAD", python=python, python_note=note, src=src)
+            LIBRARY_TEMPLATE.format(
+                good="HEAD", python=python, python_note=note, src=src, stack=STACK
+            )
         )
         return path
     if _is_sglang(root):
@@ -166,7 +176,8 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
         env, kind = '{ PYTHONPATH = "python" }', "generate"
     else:
         command, env, kind = "./serve --port {port}", "{ }", "openai"
-    path.write_text(TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind))
+    text = TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind, stack=STACK)
+    path.write_text(text)
     return path
 
 
