@@ -15,7 +15,7 @@ from typing import Literal
 
 from agent.result import PartResult as Part
 from agent.state import InvestigationState, Variant
-from agent.stats import SEARCH_ALPHA, level, p_equal, pooled_noise
+from agent.stats import SEARCH_ALPHA, level, p_equal, pooled_noise, t_ppf
 
 THROUGHPUT, ACCEPT, CYCLE = "tok_s", "accept_len", "verify_ms"
 PARTS = {ACCEPT: "accept_length", CYCLE: "cycle_ms"}  # the --json names
@@ -43,8 +43,6 @@ def _change(bad: list[float], good: list[float]) -> tuple[float, float, float]:
 def decompose(state: InvestigationState, after_key: str | None = None) -> dict[str, Part] | None:
     """The throughput and its two parts for bad, good and (when measured) the state after the
     fix; None where the launches carry no accept length and cycle time (not speculative)."""
-    from scipy import stats
-
     bad, good = state.configs.get(state.bad_key), state.configs.get(state.good_key)
     if bad is None or good is None:  # ended before the references were set up
         return None
@@ -59,7 +57,7 @@ def decompose(state: InvestigationState, after_key: str | None = None) -> dict[s
         sign = -1 if name == CYCLE else 1  # a longer cycle lowers the throughput
         share = ci = None
         if total and math.isfinite(se):
-            t = float(stats.t.ppf(0.975, len(b) + len(g) - 2))
+            t = t_ppf(0.975, len(b) + len(g) - 2)
             ends = sorted(sign * (delta + k * t * se) / total for k in (-1, 1))
             share, ci = sign * delta / total, [round(ends[0], 3), round(ends[1], 3)]
         done = _values(after, name) if after is not None else []

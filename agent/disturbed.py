@@ -16,7 +16,7 @@ import math
 import statistics
 
 from agent.state import InvestigationState, Launch, Variant
-from agent.stats import level, pooled_noise
+from agent.stats import level, pooled_noise, t_sf
 
 FAMILY_ALPHA = 1e-3  # chance, per investigation, of setting aside one launch that was fine
 TRACED_ALPHA = 0.01  # a traced launch (instrumented) is held to a plain test, not the family's
@@ -30,10 +30,8 @@ def _counted(config: Variant) -> list[Launch]:
 
 def _p_apart(value: float, others: list[float], sigma: float, df: int) -> float:
     """Two-sided p of a launch against the mean of `others` (log scale, pooled noise)."""
-    from scipy import stats
-
     distance = abs(level([value]) - level(others))
-    return float(2 * stats.t.sf(distance / (sigma * math.sqrt(1 + 1 / len(others))), df))
+    return 2 * t_sf(distance / (sigma * math.sqrt(1 + 1 / len(others))), df)
 
 
 def disagreement(state: InvestigationState, config: Variant, launch: Launch) -> float | None:

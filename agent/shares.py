@@ -12,18 +12,16 @@ import math
 
 from agent.levels import noise
 from agent.state import InvestigationState
-from agent.stats import MIN_NOISE_DF, level
+from agent.stats import MIN_NOISE_DF, level, t_ppf
 
 CONFIDENCE = 0.95
 
 
 def _half_width(state: InvestigationState, gap: float, *sizes: int) -> float:
-    from scipy import stats
-
     n = noise(state)
     if n.df < MIN_NOISE_DF or not math.isfinite(n.sigma):
         return math.inf
-    t = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n.df))
+    t = t_ppf(0.5 + CONFIDENCE / 2, n.df)
     return t * n.sigma * math.sqrt(sum(1 / size for size in sizes)) / abs(gap)
 
 
