@@ -6,12 +6,11 @@ release."""
 from __future__ import annotations
 
 import json
-import sys
-import textwrap
 from pathlib import Path
 
 from tests.conftest import make_repo, run_cli, sh
 from tests.stack.wheels import Wheel, make_wheels
+from tools.lab.stack_lab import stack_config
 
 BENCH = """\
 import time
@@ -50,27 +49,8 @@ def stack_repo(tmp_path: Path) -> Path:
     )
     sh(repo, "git", "add", ".")
     sh(repo, "git", "commit", "-qm", "the service and its two package sets")
-    (repo / "debug-agent.toml").write_text(
-        textwrap.dedent(f"""\
-            [target]
-            good = "HEAD"
-            [bench]
-            kind = "command"
-            command = "{{python}} bench.py"
-            metric = "latency_ms"
-            unit = "ms"
-            metric_regex = "latency_ms: ([0-9.]+)"
-            per_launch = "best"
-            [stack]
-            good = "good.txt"
-            bad = "bad.txt"
-            python = "{sys.executable}"
-            wheels = "{wheels}"
-            offline = true
-            [budget]
-            max_launches = 16
-            """)
-    )
+    budget = "\n[budget]\nmax_launches = 16\n"
+    (repo / "debug-agent.toml").write_text(stack_config("good.txt", "bad.txt", str(wheels), budget))
     return repo
 
 

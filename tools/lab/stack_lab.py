@@ -94,15 +94,18 @@ metric_regex = "latency_ms: ([0-9.]+)"
 per_launch = "best"
 
 [stack]
-good = "requirements-good.txt"
-bad = "requirements-bad.txt"
+good = "{good}"
+bad = "{bad}"
 python = "{python}"
-wheels = "wheels"
+wheels = "{wheels}"
 offline = true
+{more}"""
 
-[symptom]
-default = "latency_ms 75 (was 10)"
-"""
+
+def stack_config(good: str, bad: str, wheels: str, more: str = "") -> str:
+    """A bench-only service's config over two package sets, offline from `wheels` (the lab's,
+    and a test's with sets of its own)."""
+    return CONFIG.format(good=good, bad=bad, python=sys.executable, wheels=wheels, more=more)
 
 
 def build_stack_lab(dest: Path) -> tuple[Truth, Path, int]:
@@ -116,7 +119,10 @@ def build_stack_lab(dest: Path) -> tuple[Truth, Path, int]:
         exclude.write("/wheels/\n")
     download(dest / "wheels")
     config = dest / "debug-agent.toml"
-    config.write_text(CONFIG.format(python=sys.executable))
+    symptom = '\n[symptom]\ndefault = "latency_ms 75 (was 10)"\n'
+    config.write_text(
+        stack_config("requirements-good.txt", "requirements-bad.txt", "wheels", symptom)
+    )
     moved = sorted(p for p in BAD if BAD[p] != GOOD[p])
     truth = Truth(
         scenario="stack",
