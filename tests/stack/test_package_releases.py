@@ -82,5 +82,6 @@ def test_from_an_index(index: str) -> None:
     ]:
         with pytest.raises(ReleasesError, match=says):
             releases_on_index(index, name)
-    with pytest.raises(ReleasesError, match="cannot list the releases"):
-        releases_on_index("http://127.0.0.1:9/simple", "markdown2", timeout_s=2)
+    for unreachable in ("http://127.0.0.1:9/simple", "http://[::1", "not a url"):
+        with pytest.raises(ReleasesError, match="cannot list the releases"):
+            releases_on_index(unreachable, "markdown2", timeout_s=2)

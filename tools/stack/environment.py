@@ -125,6 +125,8 @@ def _uv(args: list[str], timeout_s: float, what: str) -> None:
         )
     except subprocess.TimeoutExpired:
         raise Unresolved(f"uv could not {what} in {timeout_s:.0f} s") from None
+    except OSError as e:  # no uv binary, or none that runs here
+        raise Unresolved(f"uv could not {what}: {e.strerror or e}") from None
     if done.returncode:
         lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
         why = "; ".join(lines[-3:]) or f"exit status {done.returncode}"

@@ -165,6 +165,10 @@ def installed_package_set(python: str, timeout_s: float = 60.0) -> PackageSet:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise PackageSetError(f"cannot ask {python} what it has installed: {last}")
     found = PackageSet(source=f"the environment of {python}", versions={})
-    for name, version in sorted(json.loads(done.stdout).items()):
+    try:
+        installed = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise PackageSetError(f"{python} did not say what it has installed") from None
+    for name, version in sorted(installed.items()):
         _add(found, name, version, f"{python}: {name}")
     return found

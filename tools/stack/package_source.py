@@ -78,9 +78,13 @@ def release_repo(folder: Path, releases: list[tuple[str, dict[str, Path]]]) -> l
         for old in folder.iterdir():
             if old.name != ".git":
                 shutil.rmtree(old) if old.is_dir() else old.unlink()
-        for path, source in files.items():
-            (folder / path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, folder / path)
+        try:
+            for path, source in files.items():
+                (folder / path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, folder / path)
+        except OSError as e:
+            why = e.strerror or e
+            raise ToolError(f"cannot copy {release}'s files to {folder}: {why}") from None
         # the index forgotten: a file of the same size, time and (reused) inode as the one it
         # replaced would read as unchanged to git's stat check, and the release lose its change
         (folder / ".git" / "index").unlink(missing_ok=True)

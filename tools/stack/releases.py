@@ -73,7 +73,7 @@ def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set
         answer = httpx.get(
             url, headers={"Accept": SIMPLE_JSON}, timeout=timeout_s, follow_redirects=True
         )
-    except httpx.HTTPError as e:
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise ReleasesError(f"cannot list the releases of {name} at {url}: {e}") from None
     if answer.status_code == 404:
         raise ReleasesError(f"{name} is not on the index {index_url}")
