@@ -85,8 +85,7 @@ def _inside_release(
     r = state.releases
     if r is None or not r.narrowed:
         return repo, at
-    name = r.states[0].subject.rsplit(" ", 1)[0]
-    folder = release_folder(name, r.parent.sha or "", r.first_bad.sha or "")
+    folder = release_folder(r.package, r.parent.sha or "", r.first_bad.sha or "")
     shas = release_shas(folder)
     return (git.Repo(folder), shas[-1]) if shas else (repo, at)
 

@@ -27,9 +27,8 @@ def into_release(state: InvestigationState, runner: Runner, log: Callable[..., N
         return
     r.narrowed = True
     before, slow = r.parent, r.first_bad
-    name = r.states[0].subject.rsplit(" ", 1)[0]
     try:
-        cands = runner.narrowed_release(name, (before.sha or "", slow.sha or ""))
+        cands = runner.narrowed_release(r.package, (before.sha or "", slow.sha or ""))
     except ToolError as e:  # its files cannot be had: the release is the answer
         cands = None
         log("plan", "thought", f"the source inside {slow.subject} cannot be compared: {e}")

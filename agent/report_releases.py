@@ -12,9 +12,8 @@ def releases_result(state: InvestigationState) -> ReleasesResult | None:
     b = state.releases
     if b is None or not b.done:
         return None
-    name = b.states[0].subject.rsplit(" ", 1)[0]
     return ReleasesResult(
-        package=name,
+        package=b.package,
         good=b.states[0].sha or "",
         bad=b.states[-1].sha or "",
         first_slow=b.states[b.high].sha or "",

@@ -93,8 +93,7 @@ class Runner:
         if b is not None and b.narrowed and self._narrowed_to != (b.parent_sha, b.first_bad.sha):
             self.narrowed(b.parent_sha, b.first_bad.sha)
         if r is not None and r.narrowed and self.cands.overlay is None:
-            name = r.states[0].subject.rsplit(" ", 1)[0]
-            self.narrowed_release(name, (r.parent.sha or "", r.first_bad.sha or ""))
+            self.narrowed_release(r.package, (r.parent.sha or "", r.first_bad.sha or ""))
 
     @property
     def config(self) -> TargetConfig:

@@ -194,6 +194,7 @@ class Bisection(BaseModel):
     range_good_sha: str = ""  # the investigation's good commit (good_sha moves to the parent)
     merge: str = ""  # the merge whose second parent was looked into (once)
     mainline: list[RangeState] = Field(default_factory=list)  # the first-parent states, once left
+    package: str = ""  # a release search's package (its states stand for releases)
 
     @property
     def first_bad(self) -> RangeState:

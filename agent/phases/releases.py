@@ -64,7 +64,9 @@ def start(state: InvestigationState) -> None:
     states.append(
         RangeState(sha=c.bad, subject=f"{c.name} {c.bad}", key=state.bad_key, verdict="bad")
     )
-    state.releases = Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=c.good)
+    state.releases = Bisection(
+        states=states, low=0, high=len(states) - 1, range_good_sha=c.good, package=c.name
+    )
 
 
 def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | None:

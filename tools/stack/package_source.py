@@ -7,7 +7,6 @@ put in front of it on PYTHONPATH.
 
 from __future__ import annotations
 
-import csv
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ from packaging.utils import canonicalize_name
 
 from tools.errors import ToolError
 from tools.folders import cache_dir
+from tools.stack.installed import installed, site_of
 
 LEFT_OUT = (".dist-info/", "__pycache__/")
 
@@ -24,13 +24,11 @@ def package_files(env_folder: Path, name: str) -> dict[str, Path]:
     """The files distribution `name` installed in `env_folder`, by their path in site-packages
     (its metadata, scripts and byte code left out)."""
     wanted = canonicalize_name(name)
-    for record in env_folder.glob("lib/python*/site-packages/*.dist-info/RECORD"):
-        folder = record.parent.name.removesuffix(".dist-info")
-        if canonicalize_name(folder.rsplit("-", 1)[0]) != wanted:
+    for found, dist in installed(env_folder):
+        if found != wanted:
             continue
-        site = record.parent.parent
-        rows = csv.reader(record.read_text(errors="replace").splitlines())
-        paths = [row[0] for row in rows if row and row[0]]
+        site = site_of(dist)
+        paths = [str(path) for path in dist.files or []]
         return {
             path: site / path
             for path in paths

@@ -4,7 +4,6 @@ hold together (`uv pip check` refuses it), so the search is told before it tries
 
 from __future__ import annotations
 
-from email.parser import HeaderParser
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -13,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
 from tools.repo.candidates import Candidate
+from tools.stack.installed import installed
 
 
 class PackageLink(BaseModel):
@@ -25,20 +25,16 @@ class PackageLink(BaseModel):
 def requirements(env_folder: Path) -> dict[str, list[str]]:
     """Each installed distribution's Requires-Dist (those its markers keep, without extras)."""
     found: dict[str, list[str]] = {}
-    for metadata in env_folder.glob("lib/python*/site-packages/*.dist-info/METADATA"):
-        headers = HeaderParser().parsestr(metadata.read_text(errors="replace"))
-        name = headers.get("Name")
-        if not name:
-            continue
+    for name, dist in installed(env_folder):
         kept = []
-        for text in headers.get_all("Requires-Dist") or []:
+        for text in dist.requires or []:
             try:
                 req = Requirement(text)
             except InvalidRequirement:
                 continue  # a malformed line of someone's metadata: not a pin we can read
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 kept.append(str(req))
-        found[canonicalize_name(name)] = kept
+        found[name] = kept
     return found
 
 
