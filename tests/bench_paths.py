@@ -77,7 +77,7 @@ def main() -> None:
     decided = counts["on"] + counts["off"]
     print(
         f"{args.old} -> {args.new}: {len(files)} changed files; decided {decided} "
-        f"({decided / len(files):.0%}: {counts['on']} on, {counts['off']} off), "
+        f"({decided / len(files):.1%}: {counts['on']} on, {counts['off']} off), "
         f"{counts['unknown']} unknown; {cold:.1f} s cold, {warm:.1f} s warm, {peak:.0f} MB"
     )
 

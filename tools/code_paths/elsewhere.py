@@ -93,6 +93,11 @@ def _texts(pkg: Path) -> tuple[tuple[str, str, str | None], ...]:
     return tuple(found)
 
 
+def package_texts(pkg: Path) -> dict[Path, str]:
+    """Every Python file of the package, as text."""
+    return {pkg / rel: text for rel, text, _ in _texts(pkg)}
+
+
 def server_texts(pkg: Path) -> dict[str, str]:
     """The package's files outside its tests and bench scripts, as text."""
     return {rel: text for rel, text, world in _texts(pkg) if world != PROGRAMS}

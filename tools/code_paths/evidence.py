@@ -14,8 +14,10 @@ server's module when the log shows it ran (a line only it prints). A module
 reached from a root by module-level imports is on-path, with the chain quoted. A registered
 backend module that the server did not select is a dead end: reached, it is on-path only when
 an on-path module other than the selecting one imports it (a helper or a base class used
-elsewhere); reached only through another unselected backend, it stays off. A file nothing
-reaches stays "unknown": no chain from these roots is no proof that nothing imports it.
+elsewhere); reached only through another unselected backend, it stays off. A file no chain
+reaches is off only when nothing the server can run names it at all (tools/code_paths/closure.py:
+imports in functions, names in strings, computed names); otherwise it stays "unknown", since
+no chain from these roots is no proof that nothing imports it.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from tools.code_paths.branches import (
     uses,
 )
 from tools.code_paths.cache import SummaryCache
+from tools.code_paths.closure import can_import
 from tools.code_paths.conditions import Facts, algorithm_methods
-from tools.code_paths.elsewhere import server_texts
+from tools.code_paths.elsewhere import package_texts, server_texts
 from tools.code_paths.imports import lookup_in, reach
 from tools.code_paths.modules import ModuleGraph
 from tools.code_paths.running import lazy_imports
@@ -48,6 +51,8 @@ from tools.gpu.guards import mentions_gpu
 from tools.gpu.info import GpuInfo
 
 REGISTRY = "srt/layers/attention/attention_registry.py"
+# how a server is started: `python -m sglang.launch_server`, `sglang serve` (console script)
+ENTRY_POINTS = ("launch_server.py", "cli/main.py", "__init__.py")
 
 
 class PathsReport(BaseModel):
@@ -206,6 +211,12 @@ def classify(
         skip=lambda importer, target: importer in selectors and target in backend_files,
     )
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
+    if servings:
+        starts = [*judge.found.via, *(pkg / e for e in ENTRY_POINTS)]
+        values = [v for v in (server_args or {}).values() if isinstance(v, str)]
+        judge.closure = can_import(
+            pkg.parent, package_texts(pkg), starts, lambda p: p not in judge.stops, values
+        )
     verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
     cache.save()  # after the verdicts: they read model files of their own
     return PathsReport(files=verdicts, gpu=gpu, servings=servings)

@@ -8,12 +8,14 @@ model classes for model files, then the import chain from a root; what did not r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
 from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration, mentions_mla
+from tools.code_paths.closure import Closure
 from tools.code_paths.elsewhere import elsewhere
 from tools.code_paths.imports import Reach, chain, lookup_in
 from tools.code_paths.modules import ModuleGraph, expression
@@ -52,6 +54,7 @@ class Judge:
     log_text: str = ""
     found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
+    closure: Closure | None = None  # every file the server could import, at any level
 
     def gpu_line(self) -> str:
         gpu = self.gpu
@@ -168,6 +171,21 @@ class Judge:
         how = [e for s in self.servings for e in s.evidence if "backend" in e]
         return [*evidence, f"{resolved or 'no backend known'}{where}", *how], status
 
+    @cached_property
+    def stop_imports(self) -> dict[Path, list[tuple[Path, int]]]:
+        """What the unselected backends (not on the path, not followed) import: file ->
+        (backend module, line of its first import of it)."""
+        found: dict[Path, list[tuple[Path, int]]] = {}
+        for stop in sorted(self.stops):
+            summary = self.graph.summary(stop)
+            firsts: dict[Path, int] = {}
+            for stmt in summary.imports if summary else []:
+                for target in self.graph.targets(stmt):
+                    firsts.setdefault(target, stmt.line)
+            for target, line in firsts.items():
+                found.setdefault(target, []).append((stop, line))
+        return found
+
     def not_reached(self, path: Path) -> list[str]:
         """Why no chain reaches `path`: imports under a false GPU guard, or by a dead end."""
         shown = self.graph.display
@@ -181,21 +199,11 @@ class Judge:
             lines += blocked.notes
         if lines:
             lines = [*dict.fromkeys(lines), self.gpu_line()]  # guards share their aliases
-        for stop in sorted(self.stops):  # unselected backends: not on the path, not followed
-            summary = self.graph.summary(stop)
-            line = next(
-                (
-                    s.line
-                    for s in (summary.imports if summary else [])
-                    if path in self.graph.targets(s)
-                ),
-                None,
+        for stop, line in self.stop_imports.get(path, []):
+            lines.append(
+                f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
+                "backend the server did not select, which no module on the path imports"
             )
-            if line is not None:
-                lines.append(
-                    f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
-                    "backend the server did not select, which no module on the path imports"
-                )
         return lines
 
     def model_verdict(self, given: str, rel: str, reached: bool) -> FileVerdict:
@@ -258,6 +266,18 @@ class Judge:
         if reached:
             return FileVerdict(
                 path=given, status="on", evidence=chain(self.graph, self.found, path)
+            )
+        if self.closure and path.is_file() and path not in self.closure.files:
+            return FileVerdict(
+                path=given,
+                status="off",
+                evidence=[
+                    "nothing the server can run names it: no import of it at any level (in "
+                    "functions too), no dynamic import that can reach it and no string naming "
+                    f"it in the {len(self.closure.files)} of {self.closure.searched} files "
+                    "reachable from the server's processes and entry points",
+                    *self.not_reached(path),
+                ],
             )
         apart = elsewhere(rel, self.pkg, self.gpu)
         if apart:

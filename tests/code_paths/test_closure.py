@@ -1,0 +1,125 @@
+"""The bound behind "off by absence": every way a module can be imported at run time keeps it in
+the closure (imports in functions, names in strings, computed names, package walks, lazy export
+tables); only a file nothing reachable names falls outside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from textwrap import dedent
+
+from tests.code_paths.test_serving import _loaded, _registry_tree
+from tests.conftest import run_cli
+from tools.code_paths.closure import can_import
+from tools.code_paths.elsewhere import package_texts
+
+FILES = {
+    "server.py": """
+        \"\"\"Starts the server; pkg.mentioned_in_text says how.\"\"\"
+        import sys
+        import pkg.eager
+
+        if "pkg.looked_up" in sys.modules or sys.modules.get("pkg.looked_up"):
+            pass
+
+        def start():
+            from pkg import in_function
+            run("pkg.by_string:main")
+            load_module("pkg.built." + name)
+        """,
+    "eager.py": "from . import relative\n",
+    "relative.py": "",
+    "in_function.py": "",
+    "by_string.py": "import pkg.plugins\n",
+    "built/__init__.py": "",
+    "built/one.py": "",
+    "plugins/__init__.py": """
+        from importlib import import_module
+        for group in ("x", "y"):
+            import_module(f"{__name__}.{group}")
+        """,
+    "plugins/x.py": "import pkg.lazy\n",
+    "plugins/y.py": "",
+    "lazy/__init__.py": """
+        import importlib
+        _EXPORTS = {"fast": ".impl"}
+
+        def __getattr__(name):
+            return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        """,
+    "lazy/impl.py": "import pkg.loader.registry\n",
+    "loader/__init__.py": "",
+    "loader/registry.py": """
+        import pkgutil
+
+        def load(package_name="pkg.models"):
+            for _, name, _ in pkgutil.iter_modules(package.__path__, package_name + "."):
+                importlib.import_module(name)
+        """,
+    "models/__init__.py": "",
+    "models/llama.py": "",
+    "unselected.py": "import pkg.only_by_unselected\n",
+    "only_by_unselected.py": "",
+    "island.py": "# nothing names this module\n",
+    "looked_up.py": "",
+    "mentioned_in_text.py": "",
+}
+
+
+def test_every_way_of_importing_keeps_a_module_in_the_closure(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    for rel, text in {"__init__.py": "", **FILES}.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(dedent(text).lstrip())
+    unselected = pkg / "unselected.py"
+    closure = can_import(
+        tmp_path,
+        package_texts(pkg),
+        [pkg / "server.py", unselected],
+        followed=lambda path: path != unselected,
+    )
+    reached = {p.relative_to(pkg).as_posix() for p in closure.files}
+    assert reached >= {
+        "eager.py",
+        "relative.py",
+        "in_function.py",
+        "by_string.py",
+        "built/one.py",
+        "plugins/x.py",
+        "plugins/y.py",
+        "lazy/impl.py",
+        "loader/registry.py",
+        "models/llama.py",
+    }
+    # nothing names the island; what only an unselected backend imports is not reached through
+    # it; a module named in prose, or looked up in sys.modules, is not imported
+    unnamed = {"island.py", "only_by_unselected.py", "mentioned_in_text.py", "looked_up.py"}
+    assert unnamed.isdisjoint(reached)
+    assert closure.searched == len(FILES) + 1
+
+
+def test_a_file_nothing_reachable_names_is_off_and_one_imported_in_a_function_is_not(
+    tmp_path: Path,
+) -> None:
+    """Through `paths`: a module no code of the package names is off, with the bound as its
+    evidence; one the model runner imports inside a method stays undecided (it may run)."""
+    repo = _registry_tree(tmp_path)
+    srt = repo / "python/sglang/srt"
+    (srt / "model_executor/model_runner.py").write_text(
+        "class ModelRunner:\n    def load(self):\n        from sglang.srt import lazy_helper\n"
+    )
+    (srt / "lazy_helper.py").write_text("")
+    (srt / "orphan.py").write_text("")
+    (repo / "server.log").write_text(
+        "[2026-01-01 00:00:00] server_args=ServerArgs(attention_backend='triton', "
+        "model_path='meta-llama/Llama-3.1-8B-Instruct')\n" + _loaded("LlamaForCausalLM")
+    )
+    done = run_cli(
+        "paths", "--log", str(repo / "server.log"), "--repo", str(repo), "--json",
+        "python/sglang/srt/orphan.py", "python/sglang/srt/lazy_helper.py",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    files = {Path(f["path"]).name: f for f in json.loads(done.stdout)["files"]}
+    assert files["orphan.py"]["status"] == "off", files["orphan.py"]
+    assert "nothing the server can run names it" in files["orphan.py"]["evidence"][0]
+    assert files["lazy_helper.py"]["status"] == "unknown", files["lazy_helper.py"]

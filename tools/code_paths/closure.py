@@ -1,0 +1,180 @@
+"""Every module a server process could import, at any level: the bound behind "off, by absence".
+
+The import chains (imports.py) prove a file on; nothing proves a file off but showing that no
+code the server can run names it. This module over-approximates: starting from every module on
+the path and the package's entry points, it follows each import statement wherever it stands
+(module level, inside functions, in docstrings too, since the text is searched, not the syntax
+tree), and every way Python imports by name at run time:
+
+- a module name written as a string (`"sglang.kernels.ops.attention.decode:fwd"`, a registry's
+  target, a `qualname` resolved later), anywhere in a reachable file, and every direct submodule
+  of a package that a name is built on (`"sglang.srt.models." + name`, `f"sglang.ops.{group}"`);
+- `import_module(x)` / `__import__(x)` with a computed name: the caller's own package's direct
+  submodules where the name is built on its own (`f"{__name__}.{group}"`), and every relative
+  name written in that file (a lazy `__getattr__` export table). A name handed over from
+  elsewhere was written there, as a string or a prefix, and is followed there;
+- `pkgutil.iter_modules` / `walk_packages` / loading a file by path: every submodule (every
+  one below, for `walk_packages`) of the caller's own package, of the packages it imports, and
+  of each package named as a string in it or in a reachable file that imports it (the callers
+  that hand it a package's name).
+
+A file outside the closure is named by nothing the server can run: off. A file the selection
+already decided off (an attention backend the server did not select) is not followed, so what
+only it imports stays outside too. A module the server loads from another distribution's entry
+points, or from a name only a config file spells, is beyond this bound.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
+# a dynamic import's argument, when it is not one literal name (that one is an import)
+_DYNAMIC = re.compile(
+    r"\b(?:import_module|__import__)\s*\(\s*(?![rbuRBU]?[\"'][\w.]+[\"']\s*[,)])([^)]{0,160})"
+)
+_OWN = re.compile(r"(?<![.\w])__(?:name|package|spec|path|file)__")  # its own, not `pkg.__name__`
+_BUILT_ON_OWN = re.compile(r"\{__(?:name|package)__\}\.|__(?:name|package)__\s*\+")
+_WALKERS = ("iter_modules", "walk_packages", "spec_from_file_location", "run_path")
+_WALK = re.compile(rf"\b(?:{'|'.join(_WALKERS)})\s*\(([^)]{{0,160}})")
+_WORD = re.compile(r"\w+")
+_LOOKED_UP = re.compile(
+    r"[\"'][\w.]+[\"']\s*(?:not\s+)?in\s+sys\.modules\b|sys\.modules(?:\.get\(|\[)\s*[\"'][\w.]+[\"']"
+)
+
+
+@dataclass(frozen=True)
+class Mentions:
+    """What one file's text can make Python import."""
+
+    names: frozenset[str]  # dotted names, absolute
+    strings: frozenset[str]  # those of them written as strings (and its own package, if it
+    # lists that one's submodules)
+    children_of: frozenset[str]  # packages whose every direct submodule it may import
+    walks: bool  # it lists a package's submodules, or loads files by path
+    deep: bool  # it lists them all the way down (walk_packages)
+
+
+def _strings(text: str, top: str) -> tuple[set[str], set[str]]:
+    """Module names of the package written as strings: whole (`"sglang.x.y"`, `"sglang.x:f"`),
+    and prefixes that a name is built on (`"sglang.x." + name`, `f"sglang.x.{name}"`): the
+    packages whose submodules it may name."""
+    whole, prefixes = set(), set()
+    text = _LOOKED_UP.sub("", text)  # a name looked up in sys.modules is not imported
+    spelled = rf"[\"']({re.escape(top)}\.[\w.]*)(\{{|:[\w.]*[\"']|[\"'])"
+    for name, built in re.findall(spelled, text):
+        if built == "{" or name.endswith("."):
+            prefixes.add(name.rstrip("."))
+        else:
+            whole.add(name)
+    return whole, prefixes
+
+
+@lru_cache(maxsize=8192)
+def mentions(text: str, dotted: str, is_package: bool) -> Mentions:
+    """The imports, module-name strings and dynamic imports in one module's text."""
+    package = dotted if is_package else dotted.rpartition(".")[0]
+
+    def relative(dots: str, rest: str) -> str:
+        parts = package.split(".")
+        base = parts[: len(parts) - (len(dots) - 1)]
+        return ".".join(base + ([rest] if rest else []))
+
+    names: set[str] = set()
+    for group in _IMPORT.findall(text):
+        names.update(n.split()[0] for n in group.split(",") if n.strip())
+    for dots, module, what in _FROM.findall(text):
+        base = relative(dots, module) if dots else module
+        names.add(base)
+        names.update(f"{base}.{w}" for w in _WORD.findall(what) if w != "as")
+    whole, children = _strings(text, dotted.split(".")[0])
+    names |= whole
+    if "import_module" in text or "__import__" in text:
+        calls = _DYNAMIC.findall(text)
+        if any(_OWN.search(argument) for argument in calls) or (  # a name built on its own
+            calls and _BUILT_ON_OWN.search(text)
+        ):
+            children.add(package)
+        if calls:  # a relative name it may be handed (a lazy export table)
+            for dots, rest in re.findall(r"[\"'](\.+)([\w.]*)(?::[\w.]*)?[\"']", text):
+                names.add(relative(dots, rest))
+    walked = _WALK.findall(text) if any(w in text for w in _WALKERS) else []
+    own = any(_OWN.search(argument) for argument in walked) or (  # it lists its own package,
+        "__file__" in text and ("spec_from_file_location" in text or "run_path" in text)
+    )  # or loads a file found beside itself
+    return Mentions(
+        names=frozenset(names),
+        strings=frozenset(whole | ({package} if own else set())),
+        children_of=frozenset(children),
+        walks=bool(walked),
+        deep="walk_packages" in text,
+    )
+
+
+@dataclass
+class Closure:
+    files: set[Path]  # every file the server could import
+    searched: int  # the files it searched
+
+
+def can_import(
+    base: Path,
+    texts: dict[Path, str],
+    starts: Iterable[Path],
+    followed: Callable[[Path], bool],
+    more_names: Iterable[str] = (),
+) -> Closure:
+    """The files reachable from `starts` by any import (see the module's docstring).
+    `texts` holds every Python file under `base`; `followed(path)` is False for a file the
+    selection decided off (what only it names is not reached through it)."""
+    dotted_of = {path: _dotted(base, path) for path in texts}
+    file_of = {name: path for path, name in dotted_of.items()}
+    children: dict[str, set[Path]] = {}
+    descendants: dict[str, set[Path]] = {}
+    for path, name in dotted_of.items():
+        children.setdefault(name.rpartition(".")[0], set()).add(path)
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            descendants.setdefault(".".join(parts[:i]), set()).add(path)
+
+    def files(name: str) -> list[Path]:  # the module and the packages on its way
+        parts = name.split(".")
+        found = (file_of.get(".".join(parts[:i])) for i in range(1, len(parts) + 1))
+        return [p for p in found if p is not None]
+
+    seen: set[Path] = set()
+    read: dict[Path, Mentions] = {}
+    todo = [p for p in starts if p in texts]
+    todo += [p for n in more_names for p in files(n)]
+    while todo:
+        while todo:
+            path = todo.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            if not followed(path):
+                continue
+            found = read[path] = mentions(texts[path], dotted_of[path], path.name == "__init__.py")
+            todo += [p for n in found.names for p in files(n)]
+            todo += [p for c in found.children_of for p in children.get(c, ())]
+        walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
+        handed: dict[str, set[str]] = {name: set() for name in walkers}
+        for user in read.values():  # the names its callers may hand a package walk
+            for name in user.names & walkers.keys():
+                handed[name] |= user.strings
+        for name, found in walkers.items():  # what each walk may list, by now
+            listed = descendants if found.deep else children
+            todo += [p for n in handed[name] | found.strings for p in listed.get(n, ())]
+            todo += [p for n in found.names for p in children.get(n, ())]  # `pkg.__path__`
+        todo = [p for p in todo if p not in seen]
+    return Closure(files=seen, searched=len(texts))
+
+
+def _dotted(base: Path, path: Path) -> str:
+    parts = path.relative_to(base).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
