@@ -40,7 +40,9 @@ def lab_create(
     directory: Annotated[
         Path | None, typer.Argument(help="A new or empty folder.", show_default=False)
     ] = None,
-    seed: Annotated[int | None, typer.Option(help="Scenario seed (random and range labs).")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Scenario seed (random and range labs; a stack variant).")
+    ] = None,
     commits: Annotated[
         int | None, typer.Option(help="Range labs: commits after the good tag (default 30).")
     ] = None,
@@ -107,9 +109,12 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
 
 
 def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.lab_bench.ScenarioScore
+    said = f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} launches; "
+    if s.scenario.startswith("stack"):
+        return said + f"bisection over the packages, releases and hunks {s.bisect_launches})"
     return (
-        f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} "
-        f"launches; bisect {s.bisect_launches}, ddmin {s.ddmin_launches}"
+        said
+        + f"bisect {s.bisect_launches}, ddmin {s.ddmin_launches}"
         + (f", commit bisect + ddmin inside {s.range_baseline})" if ranges else ")")
         + (
             f"; {s.rounds} rounds of {slots}; serially {s.serial_outcome}, "
@@ -137,6 +142,15 @@ def lab_bench(
             "beside git bisect over the commits plus ddmin inside the culprit commit.",
         ),
     ] = False,
+    stack: Annotated[
+        bool,
+        typer.Option(
+            "--stack",
+            help="Variants of the stack lab (real PyPI releases, real timings; the wheels "
+            "downloaded once): scored on the package, its first slow release and the hunk, "
+            "beside a bisection over the packages, the releases and the release's hunks.",
+        ),
+    ] = False,
     slots: Annotated[
         int,
         typer.Option(
@@ -155,13 +169,23 @@ def lab_bench(
     from agent.lab_bench import run_bench
 
     console = Console(stderr=True)
+    if stack and (ranges or slots > 1 or noise is not None):
+        raise ToolError(
+            "lab bench --stack runs real timings, one experiment at a time: "
+            "it takes no --ranges, --slots or --noise"
+        )
 
     def progress(s) -> None:
         console.print(_score_line(s, ranges, slots))
 
-    scores, summary = run_bench(
-        scenarios, seed, noise, on_score=None if as_json else progress, ranges=ranges, slots=slots
-    )
+    if stack:
+        from agent.stack_bench import run_stack_bench
+
+        scores, summary = run_stack_bench(scenarios, seed, None if as_json else progress)
+    else:
+        scores, summary = run_bench(
+            scenarios, seed, noise, None if as_json else progress, ranges=ranges, slots=slots
+        )
     if as_json:
         typer.echo(
             json.dumps(
@@ -172,7 +196,9 @@ def lab_bench(
     _print_bench(
         scores,
         summary,
-        f"{scenarios} scenarios from seed {seed}, noise CV "
+        f"{scenarios} stack variants from seed {seed}, real timings"
+        if stack
+        else f"{scenarios} scenarios from seed {seed}, noise CV "
         f"{noise if noise is not None else 0.02:g}",
     )
 

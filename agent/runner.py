@@ -10,10 +10,10 @@ from agent.decomposition import WORSE
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import launch_value
 from tools.bench.serving import BenchError
-from tools.build_step import BuildError
 from tools.cluster.attempt import attempt
 from tools.cluster.ray_pool import Job, JobOutcome, RayPool
 from tools.config import TargetConfig
+from tools.errors import BuildError
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec
 from tools.proc.server import ServerDied, ServerError
 from tools.progress import ProgressCallbacks

@@ -14,15 +14,11 @@ from __future__ import annotations
 from pathlib import Path, PurePath
 
 from tools.config import TargetConfig
-from tools.errors import ToolError
+from tools.errors import BuildError
 from tools.measure import tree_placeholders
 from tools.node.nodes import Node
 
 TAIL = 3  # lines of the build's output quoted in the error
-
-
-class BuildError(ToolError):
-    pass
 
 
 def build(

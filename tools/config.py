@@ -279,10 +279,10 @@ class TargetConfig(_Section):
             data = {**data, "launch": {**(launch or {}), "command": command}}
         config = handler(data)
         config._bench_only = bench_only
-        if config.host is not None and config.stack is not None:
+        if config.host is not None and config.stack is not None and config.stack.bad == "current":
             raise ValueError(
-                "[stack] with [host] is not supported yet: the environments are built on this "
-                "machine (leave out [host], or run debug-agent on the node)"
+                '[stack] bad = "current" reads what this machine\'s Python has installed; with '
+                "[host], name a freeze taken on the node (pip freeze > bad.txt there)"
             )
         if config.host is not None and config.cluster.ray:
             raise ValueError(

@@ -8,3 +8,7 @@ STORAGE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.E
 
 class ToolError(RuntimeError):
     pass
+
+
+class BuildError(ToolError):
+    """A state of the target that cannot be built or installed: unresolved, never a verdict."""

@@ -265,11 +265,11 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     ):
         if package is not None:  # the package's patched files in front of its installed copy
             state.env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (str(package), state.env.get("PYTHONPATH")) if p
+                p for p in (str(node.place(package)), state.env.get("PYTHONPATH")) if p
             )
         environment = None
         if state.pins is not None:  # {python} is the state's own environment
-            environment = state_environment(target, state.pins, out_dir)
+            environment = state_environment(target, state.pins, out_dir, node)
             node.python = environment.python
         cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
@@ -299,7 +299,9 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             else None
         )
         if imports is not None and environment is not None:  # which packages ran at all
-            imports.distributions = loaded_distributions(out_dir / "imports", environment)
+            imports.distributions = loaded_distributions(
+                out_dir / "imports", node.distributions(environment), not config.host
+            )
         if trace:  # what each process set in its own os.environ after it started
             last = measured[-1]
             measured[-1] = last.model_copy(

@@ -9,7 +9,9 @@ import json
 import math
 from pathlib import Path
 
+from agent.stack_bench import stack_baseline, stack_outcome
 from tests.conftest import run_cli
+from tools.lab.truth import load_truth
 
 
 def test_the_stack_lab_names_the_package_and_its_first_slow_release(tmp_path: Path) -> None:
@@ -39,3 +41,7 @@ def test_the_stack_lab_names_the_package_and_its_first_slow_release(tmp_path: Pa
     # noise may ask for (the suite runs beside itself)
     bound = (2 + math.ceil(math.log2(6))) + math.ceil(math.log2(3)) + math.ceil(math.log2(17)) + 3
     assert result["launches"] <= bound + 2, result["launches"]
+    # `lab bench --stack` scores this lab's variants so: right, within the same bound
+    truth_model = load_truth(lab)
+    assert stack_outcome(result, truth_model) == "correct"
+    assert stack_baseline(truth_model, len(truth["culprits"] + truth["decoys"])) + 3 == bound

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.bench.serving import BenchError
-from tools.build_step import BuildError
+from tools.errors import BuildError
 from tools.experiment import ExperimentOptions, ExperimentResult, ExperimentSpec, run_experiment
 from tools.proc.server import ServerDied, ServerError
 from tools.repo.candidates import GitError

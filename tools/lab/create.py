@@ -34,9 +34,11 @@ def create_lab(
     shape: str | None = None,
     flaky: bool | None = None,
     commits: int | None = None,
+    wheels: Path | None = None,
 ) -> LabInfo:
     """Build a lab of `kind` in `dest`; a random lab of a forced `shape` (and flakiness) where
-    asked, with seed 1 unless one is given."""
+    asked, with seed 1 unless one is given; a stack lab with its wheels copied from `wheels`
+    where given (else downloaded)."""
     if kind not in KINDS:
         raise LabError(f"unknown lab kind {kind!r}; choose one of: {', '.join(KINDS)}")
     if noise is not None and not 0.0 <= noise <= 0.5:
@@ -74,7 +76,7 @@ def create_lab(
     elif kind == "stack":
         from tools.lab.stack_lab import build_stack_lab
 
-        truth, config, n_changes = build_stack_lab(dest)
+        truth, config, n_changes = build_stack_lab(dest, seed, wheels)
     elif kind == "tp":
         from tools.lab.tp_lab import build_tp_lab
 

@@ -15,10 +15,16 @@ What moved, and what each is:
 The wheels come from the index when the lab is made (pip download), into `wheels/` (ignored by
 git); the lab then investigates offline from that folder. The truth: the package, its two
 versions, its first slow release.
+
+`--seed N` makes a variant for `lab bench --stack`: each harmless group (packaging; the pydantic
+pair; six; idna) moves or stays, markdown2 moves to 2.5.1, 2.5.2 or 2.5.3 (zero to two releases
+between) or, one time in five, stays (a control: no regression to find).
 """
 
 from __future__ import annotations
 
+import random
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -48,7 +54,10 @@ BAD = GOOD | {
     "idna": "3.10",
 }
 BETWEEN = {"markdown2": ["2.5.1", "2.5.2"]}  # the culprit's releases between, downloaded too
+# what moves together in a variant: a release of pydantic pins its pydantic-core
+GROUPS = [["packaging"], ["pydantic", "pydantic-core"], ["six"], ["idna"]]
 FIRST_SLOW = "2.5.1"
+RELEASE_HUNKS = 17  # 2.5.0 -> 2.5.1 changes markdown2.py in this many hunks
 # a line the culprit hunk adds to `_sorta_html_tokenize_re`'s attribute pattern
 CULPRIT_LINE = """(?:".*?"|'.*?'|[^<>"'=/\\s]+)  # value, quoted or unquoted"""
 
@@ -108,42 +117,65 @@ def stack_config(good: str, bad: str, wheels: str, more: str = "") -> str:
     return CONFIG.format(good=good, bad=bad, python=sys.executable, wheels=wheels, more=more)
 
 
-def build_stack_lab(dest: Path) -> tuple[Truth, Path, int]:
+def variant(seed: int | None) -> dict[str, str]:
+    """The bad set: the lab's (no seed), or a seeded variant of it."""
+    if seed is None:
+        return BAD
+    rng = random.Random(seed)
+    bad = dict(GOOD)
+    for group in GROUPS:
+        if rng.random() < 0.5:
+            bad |= {p: BAD[p] for p in group}
+    if rng.random() >= 0.2:
+        bad["markdown2"] = rng.choice([*BETWEEN["markdown2"], BAD["markdown2"]])
+    return bad
+
+
+def build_stack_lab(
+    dest: Path, seed: int | None = None, wheels: Path | None = None
+) -> tuple[Truth, Path, int]:
+    """The lab (or its variant for `seed`), its wheels downloaded, or copied from `wheels`."""
+    bad = variant(seed)
     (dest / "bench.py").write_text(BENCH)
-    for name, pins in (("good", GOOD), ("bad", BAD)):
+    for name, pins in (("good", GOOD), ("bad", bad)):
         lines = [f"{package}=={version}" for package, version in sorted(pins.items())]
         (dest / f"requirements-{name}.txt").write_text("\n".join(lines) + "\n")
     commit_good(dest, "the service and its two package sets")
     # the wheels are no change of the service's: excluded where git keeps local ignores
     with (dest / ".git" / "info" / "exclude").open("a") as exclude:
         exclude.write("/wheels/\n")
-    download(dest / "wheels")
+    if wheels is None:
+        download(dest / "wheels")
+    else:
+        shutil.copytree(wheels, dest / "wheels")
     config = dest / "debug-agent.toml"
     symptom = '\n[symptom]\ndefault = "latency_ms 75 (was 10)"\n'
     config.write_text(
         stack_config("requirements-good.txt", "requirements-bad.txt", "wheels", symptom)
     )
-    moved = sorted(p for p in BAD if BAD[p] != GOOD[p])
+    moved = sorted(p for p in bad if bad[p] != GOOD[p])
+    slow = bad["markdown2"] != GOOD["markdown2"]
+    culprit = TruthEntry(
+        kind="package",
+        package=f"markdown2 {GOOD['markdown2']} -> {bad['markdown2']}",
+        release=FIRST_SLOW,
+        file="markdown2.py",
+        marker=CULPRIT_LINE,
+        why="issue #633: the HTML tokenizer's attribute regex backtracks; written by "
+        f"'Fix XSS issue in safe mode (#601)', first released in {FIRST_SLOW}",
+    )
     truth = Truth(
-        scenario="stack",
-        culprits=[
-            TruthEntry(
-                kind="package",
-                package=f"markdown2 {GOOD['markdown2']} -> {BAD['markdown2']}",
-                release=FIRST_SLOW,
-                file="markdown2.py",
-                marker=CULPRIT_LINE,
-                why="issue #633: the HTML tokenizer's attribute regex backtracks; written by "
-                f"'Fix XSS issue in safe mode (#601)', first released in {FIRST_SLOW}",
-            )
-        ],
+        scenario="stack" if seed is None else f"stack:{len(moved)}-moved",
+        seed=seed,
+        culprits=[culprit] if slow else [],
         decoys=[
-            TruthEntry(kind="package", package=f"{p} {GOOD[p]} -> {BAD[p]}", why=WHY[p])
+            TruthEntry(kind="package", package=f"{p} {GOOD[p]} -> {bad[p]}", why=WHY[p])
             for p in moved
             if p != "markdown2"
         ],
-        regression=True,
-        expected={"good_ms": 10.0, "bad_ms": 75.0},
+        regression=slow,
+        expected={"good_ms": 10.0, "bad_ms": 75.0 if slow else 10.0},
+        symptom="latency_ms 75 (was 10)",
     )
     return truth, config, len(moved)
 

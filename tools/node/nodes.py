@@ -16,12 +16,15 @@ from pathlib import Path, PurePath
 from typing import Protocol
 
 from tools.config import TargetConfig
+from tools.folders import cache_dir
 from tools.proc.groups import start_group, stop_group
 from tools.proc.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
 from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerInfo, free_port, reap_stale_servers, running_server
 from tools.proc.worker_env import WorkerEnv, worker_env
 from tools.repo.worktree import reap_stale_worktrees, scratch_worktree
+from tools.stack.environment import BuiltEnvironment, Sources, build_environment
+from tools.stack.loaded import distribution_files
 
 
 class Node(Protocol):
@@ -67,6 +70,21 @@ class Node(Protocol):
 
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
         """Which of `paths` (in the tree) some process opens until the block ends."""
+        ...
+
+    def environment(
+        self, pins: dict[str, str], base_python: str, sources: Sources
+    ) -> BuiltEnvironment:
+        """A [stack]'s package set as an environment on the node, built once (Unresolved
+        when it cannot be)."""
+        ...
+
+    def distributions(self, environment: BuiltEnvironment) -> dict[PurePath, str]:
+        """Every file of an environment built here -> the distribution it belongs to."""
+        ...
+
+    def place(self, folder: Path) -> PurePath:
+        """A folder of this machine where the node's processes can read it."""
         ...
 
 
@@ -140,6 +158,17 @@ class LocalNode:
 
     def watch_opens(self, tree: PurePath, paths: Collection[str]) -> AbstractContextManager[Watch]:
         return watch_opens(Path(tree), paths, self.repo_root.resolve())
+
+    def environment(
+        self, pins: dict[str, str], base_python: str, sources: Sources
+    ) -> BuiltEnvironment:
+        return build_environment(pins, cache_dir() / "envs", base_python, sources)
+
+    def distributions(self, environment: BuiltEnvironment) -> dict[PurePath, str]:
+        return {path: name for path, name in distribution_files(Path(environment.folder)).items()}
+
+    def place(self, folder: Path) -> PurePath:
+        return folder
 
 
 @contextmanager

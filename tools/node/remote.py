@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath, PurePosixPath
 
 from tools.config import TargetConfig
+from tools.node.node_environment import build_on_node
 from tools.node.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.node.ssh_tunnel import forwarded_port
 from tools.node.supervisor import RemoteSupervisor, supervised
@@ -23,6 +24,7 @@ from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerError, ServerInfo, exit_code, exit_error, wait_ready
 from tools.proc.worker_env import WorkerEnv, process_env
 from tools.repo.worktree import join_patches
+from tools.stack.environment import BuiltEnvironment, Sources
 
 
 class RemoteNode:
@@ -37,6 +39,7 @@ class RemoteNode:
         self.out_dir = out_dir
         self.trace_dir = f"{supervisor.run_dir}/imports"
         self.hook_dir = posixpath.dirname(host.helper()) + "/hooks"
+        self.files: dict[str, dict[str, list[str]]] = {}  # environment folder -> its files
 
     def free_port(self) -> int:
         return int(self.sup.call("port")["port"])
@@ -194,6 +197,23 @@ class RemoteNode:
         return read_trace(
             local, tree, resolve=False, watch=watch, user_repo=repo if repo.is_absolute() else None
         )
+
+    def environment(
+        self, pins: dict[str, str], base_python: str, sources: Sources
+    ) -> BuiltEnvironment:
+        built, files = build_on_node(self.host, self.shell, pins, base_python, sources)
+        self.files[built.folder] = files
+        return built
+
+    def distributions(self, environment: BuiltEnvironment) -> dict[PurePath, str]:
+        files = self.files.get(environment.folder, {})
+        return {PurePosixPath(path): name for name, paths in files.items() for path in paths}
+
+    def place(self, folder: Path) -> PurePath:
+        """Copied into the experiment's run folder on the node (removed with it)."""
+        remote = f"{self.sup.run_dir}/{folder.name}"
+        self.host.upload(folder, remote)
+        return PurePosixPath(remote)
 
 
 @contextmanager

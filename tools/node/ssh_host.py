@@ -23,6 +23,7 @@ from tools.errors import ToolError
 _TOOLS = Path(__file__).parent.parent
 UPLOADS = {  # the node's copy of each, by its path under the cache folder (all side by side)
     "remote_helper.py": _TOOLS / "node" / "remote_helper.py",
+    "node_build.py": _TOOLS / "node" / "node_build.py",
     "group_keeper.py": _TOOLS / "proc" / "group_keeper.py",
     "hooks/sitecustomize.py": _TOOLS / "proc" / "hooks" / "sitecustomize.py",
 }
@@ -186,16 +187,35 @@ class SSHHost:
             local.parent.mkdir(parents=True, exist_ok=True)
             self.sftp.get(remote, str(local))
 
+    def upload(self, local: Path, remote: str, keep_same_size: bool = False) -> None:
+        """Copy a file, or a folder's files, to the node (with `keep_same_size`, a file there
+        of the same size is taken as the same: a wheel folder sent again sends what is new)."""
+        if local.is_dir():
+            self.run(f"mkdir -p {shlex.quote(remote)}")
+            for child in sorted(local.iterdir()):
+                self.upload(child, f"{remote}/{child.name}", keep_same_size)
+            return
+        if keep_same_size:
+            try:
+                if self.sftp.stat(remote).st_size == local.stat().st_size:
+                    return
+            except FileNotFoundError:
+                pass
+        self.sftp.put(str(local), remote)
+
+    def home(self) -> str:
+        code, home, err = self.run('printf %s "$HOME"')
+        if code != 0 or not home:
+            raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
+        return home
+
     def helper(self) -> str:
         """The helper script's path on the node (uploaded once per version), and its hooks."""
         if self._helper is None:
-            code, home, err = self.run('printf %s "$HOME"')
-            if code != 0 or not home:
-                raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
             tag = hashlib.sha256(
                 b"".join(path.read_bytes() for path in UPLOADS.values())
             ).hexdigest()[:12]
-            base = f"{home}/{REMOTE_CACHE}/{tag}"
+            base = f"{self.home()}/{REMOTE_CACHE}/{tag}"
             self.run(f"mkdir -p {shlex.quote(base)}/hooks")
             for name, path in UPLOADS.items():
                 self.sftp.put(str(path), f"{base}/{name}")

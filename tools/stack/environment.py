@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from tools.build_step import BuildError
+from tools.errors import BuildError
 
 BUILT = ".debug-agent-built"
 UNRESOLVED = ".debug-agent-unresolved"  # kept: a set that does not hold together never will

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools.folders import cache_dir
+from tools.node.nodes import Node
 from tools.repo.target import Target
 from tools.stack.candidates import sources
-from tools.stack.environment import BuiltEnvironment, build_environment, requirement_lines
+from tools.stack.environment import BuiltEnvironment, requirement_lines
 
 
-def state_environment(target: Target, pins: dict[str, str], out_dir: Path) -> BuiltEnvironment:
-    """The environment of `pins` ({python} for the launch); Unresolved when it cannot be."""
+def state_environment(
+    target: Target, pins: dict[str, str], out_dir: Path, node: Node
+) -> BuiltEnvironment:
+    """The environment of `pins` on the node ({python} for the launch); Unresolved when it
+    cannot be."""
     stack = target.config.stack
     assert stack is not None
     base = stack.python or target.config.python
     record = out_dir / "environment.txt"
     record.write_text("\n".join(requirement_lines(pins)) + "\n")
-    built = build_environment(pins, cache_dir() / "envs", base, sources(stack, target.config_dir))
+    built = node.environment(pins, base, sources(stack, target.config_dir))
     how = "cached: built before" if built.cached else f"built in {built.seconds:.1f} s"
     with record.open("a") as out:
         out.write(f"# {built.folder} ({how})\n")

@@ -5,10 +5,10 @@ distribution's RECORD. A package none of whose files any process loaded did not 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from collections.abc import Mapping
+from pathlib import Path, PurePath, PurePosixPath
 
 from tools.proc.import_trace import BUILD
-from tools.stack.environment import BuiltEnvironment
 from tools.stack.installed import installed, site_of
 
 
@@ -23,14 +23,18 @@ def distribution_files(env_folder: Path) -> dict[Path, str]:
     return owners
 
 
-def loaded_distributions(trace_dir: Path, environment: BuiltEnvironment) -> list[str]:
-    """The distributions of `environment` that some traced process loaded a file of."""
-    owners = distribution_files(Path(environment.folder))
+def loaded_distributions(
+    trace_dir: Path, owners: Mapping[PurePath, str], local: bool = True
+) -> list[str]:
+    """The distributions that some traced process loaded a file of: `owners` maps each file
+    of the launch's environment to its distribution (on a node, the node's paths: they are
+    compared as written, not resolved here)."""
     loaded: set[str] = set()
     for report in [*trace_dir.glob("*.txt"), *(trace_dir / BUILD).glob("*.txt")]:
         for line in report.read_text(errors="replace").splitlines()[1:]:
             try:
-                owner = owners.get(Path(line).resolve())
+                path = Path(line).resolve() if local else PurePosixPath(os.path.normpath(line))
+                owner = owners.get(path)
             except (OSError, ValueError, RuntimeError):
                 continue
             if owner:
