@@ -164,34 +164,15 @@ def lab_bench(
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
     import json
 
-    from rich.console import Console
-
-    from agent.lab_bench import run_bench
-
-    console = Console(stderr=True)
     if stack and (ranges or slots > 1 or noise is not None):
         raise ToolError(
             "lab bench --stack runs real timings, one experiment at a time: "
             "it takes no --ranges, --slots or --noise"
         )
-
-    def progress(s) -> None:
-        console.print(_score_line(s, ranges, slots))
-
-    if stack:
-        from agent.stack_bench import run_stack_bench
-
-        scores, summary = run_stack_bench(scenarios, seed, None if as_json else progress)
-    else:
-        scores, summary = run_bench(
-            scenarios, seed, noise, None if as_json else progress, ranges=ranges, slots=slots
-        )
+    scores, summary = _scores(scenarios, seed, noise, as_json, ranges, stack, slots)
     if as_json:
-        typer.echo(
-            json.dumps(
-                {"scenarios": [s.model_dump() for s in scores], "summary": summary}, indent=2
-            )
-        )
+        report = {"scenarios": [s.model_dump() for s in scores], "summary": summary}
+        typer.echo(json.dumps(report, indent=2))
         return
     _print_bench(
         scores,
@@ -200,6 +181,34 @@ def lab_bench(
         if stack
         else f"{scenarios} scenarios from seed {seed}, noise CV "
         f"{noise if noise is not None else 0.02:g}",
+    )
+
+
+def _scores(
+    scenarios: int,
+    seed: int,
+    noise: float | None,
+    quiet: bool,
+    ranges: bool,
+    stack: bool,
+    slots: int,
+) -> tuple[list, dict]:
+    """The bench's scenarios scored, each said on stderr as it ends (unless `quiet`)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+
+    def progress(s) -> None:
+        console.print(_score_line(s, ranges, slots))
+
+    if stack:
+        from agent.stack_bench import run_stack_bench
+
+        return run_stack_bench(scenarios, seed, None if quiet else progress)
+    from agent.lab_bench import run_bench
+
+    return run_bench(
+        scenarios, seed, noise, None if quiet else progress, ranges=ranges, slots=slots
     )
 
 

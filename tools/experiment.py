@@ -263,14 +263,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
         node.worktree(state.tree_sha, state.tree_patches(), out_dir / "state.patch") as tree,
         package_tree(state, target.cands.good_sha, out_dir) as package,
     ):
-        if package is not None:  # the package's patched files in front of its installed copy
-            state.env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (str(node.place(package)), state.env.get("PYTHONPATH")) if p
-            )
-        environment = None
-        if state.pins is not None:  # {python} is the state's own environment
-            environment = state_environment(target, state.pins, out_dir, node)
-            node.python = environment.python
+        environment = _stack_state(target, state, node, package, out_dir)
         cwd = tree / node.subdir
         env = node.traced_env(state.env, cwd) if trace else state.env
         changed = {c.file for c in target.cands.candidates if c.file}
@@ -316,6 +309,22 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             else None
         )
     return _Launched(measured, logs, imports, gpu, environment)
+
+
+def _stack_state(
+    target: Target, state: _State, node: Node, package: Path | None, out_dir: Path
+) -> BuiltEnvironment | None:
+    """Where a [stack] is under study: the package's patched files in front of its installed
+    copy, and {python} the state's own environment (built on the node, once)."""
+    if package is not None:
+        state.env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, (str(node.place(package)), state.env.get("PYTHONPATH")))
+        )
+    if state.pins is None:
+        return None
+    environment = state_environment(target, state.pins, out_dir, node)
+    node.python = environment.python
+    return environment
 
 
 def package_tree(state: _State, base: str, out_dir: Path) -> AbstractContextManager[Path | None]:

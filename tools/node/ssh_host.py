@@ -13,6 +13,7 @@ import logging
 import os
 import shlex
 import socket
+import time
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -119,7 +120,10 @@ class SSHHost:
             raise HostError(
                 f"cannot resolve host {e.hostname!r} ([host] ssh = {self.section.ssh!r})"
             ) from None
-        except paramiko.AuthenticationException:
+        except paramiko.AuthenticationException as err:
+            if "timeout" in str(err).lower() or "transport shut down" in str(err):
+                # a loaded or restarting sshd, not a key it refused
+                raise HostError(f"{e.label} did not complete the SSH login: {err}") from None
             keys = ", ".join(e.identities) or "the agent's and ~/.ssh/id_* keys"
             raise HostError(f"{e.label} refused the SSH key ({keys})") from None
         except paramiko.SSHException as err:
@@ -233,6 +237,14 @@ def connect(host: HostSection) -> SSHHost:
     """The process's connection to `host`, opened (or reopened after a drop) as needed."""
     key = host.model_dump_json()
     current = _open.get(key)
-    if current is None or not current.alive:
-        _open[key] = current = SSHHost(host)
+    if current is not None and current.alive:
+        return current
+    retries = 0 if current is None else 2  # a node that answered before: a drop may be brief
+    for attempt in range(retries):
+        try:
+            _open[key] = current = SSHHost(host)
+            return current
+        except HostError:
+            time.sleep(1.0 + attempt)
+    _open[key] = current = SSHHost(host)
     return current
