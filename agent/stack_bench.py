@@ -71,7 +71,10 @@ def score_stack(seed: int, work: Path, wheels: Path) -> ScenarioScore:
         lab, truth.symptom or "", work / "sessions", lab="stack", max_launches=40
     ) as session:
         result = session.run_to_end()
-    named = [c.get("package", "") + " " + c.get("file", "") for c in result.get("culprits") or []]
+    named = [
+        " ".join(filter(None, (c.get("package"), c.get("file")))) or c["id"]
+        for c in result.get("culprits") or []
+    ]
     return ScenarioScore(
         seed=seed,
         scenario=truth.scenario,

@@ -31,7 +31,8 @@ RELEASE_KEY = "release-"
 
 
 def wanted(state: InvestigationState) -> bool:
-    """A confirmed package culprit with releases between its two versions, not searched yet."""
+    """A confirmed package culprit whose releases between its two versions are known (none:
+    the bad version is the next release, and the first slow one), not searched yet."""
     return state.releases is None and _culprit(state) is not None
 
 
@@ -40,7 +41,7 @@ def _culprit(state: InvestigationState) -> str | None:
         return None
     for cid in state.confirmation.culprits:
         c = next((c for c in state.candidates if c.id == cid), None)
-        if c is not None and c.kind == "package" and c.releases:
+        if c is not None and c.kind == "package" and c.releases is not None:
             return cid
     return None
 
@@ -51,7 +52,7 @@ def start(state: InvestigationState) -> None:
     if cid is None or state.releases is not None:
         return
     c = next(c for c in state.candidates if c.id == cid)
-    assert c.name and c.good and c.bad and c.releases
+    assert c.name and c.good and c.bad and c.releases is not None
     reverted = config_key(all_ids(state) - {cid})
     states = [RangeState(sha=c.good, subject=f"{c.name} {c.good}", key=reverted, verdict="good")]
     for version in c.releases:

@@ -1,6 +1,7 @@
 """A [stack] on a node over SSH (a real sshd on 127.0.0.1): each package set is built as an
 environment on the node, from the wheel folder sent there, and the import trace read on the
-node tells which distributions ran."""
+node tells which distributions ran. The culprit's bad version is its next release: that
+release is the first slow one, and its hunks are searched at once."""
 
 from __future__ import annotations
 
@@ -26,16 +27,16 @@ for _ in range(3):
 
 
 def _stack(tmp_path: Path) -> Path:
-    """slowlib 1.0 -> 1.2 (slow from 1.1 on) and `unused` 1.0 -> 2.0, never imported."""
+    """slowlib 1.0 -> 1.1 (slow in 1.1) and `unused` 1.0 -> 2.0, never imported."""
     wheels = tmp_path / "wheels"
-    timings = (("1.0", 0.01), ("1.1", 0.05), ("1.2", 0.05))
+    timings = (("1.0", 0.01), ("1.1", 0.05))
     specs = [Wheel("slowlib", v, code=_work(seconds)) for v, seconds in timings]
     specs += [Wheel("unused", v) for v in ("1.0", "2.0")]
     make_wheels(wheels, specs)
     repo = make_repo(tmp_path)
     (repo / "bench.py").write_text(BENCH)
     (repo / "good.txt").write_text("slowlib==1.0\nunused==1.0\n")
-    (repo / "bad.txt").write_text("slowlib==1.2\nunused==2.0\n")
+    (repo / "bad.txt").write_text("slowlib==1.1\nunused==2.0\n")
     sh(repo, "git", "add", ".")
     sh(repo, "git", "commit", "-qm", "the service and its two package sets")
     # the sets by absolute path: the node's config lives in a folder of its own
@@ -54,7 +55,11 @@ def test_a_stack_on_the_node_is_built_and_traced_there(sshd: Sshd, tmp_path: Pat
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
     releases = result["releases"]
-    assert (releases["package"], releases["first_slow"]) == ("slowlib", "1.1"), releases
+    assert (releases["package"], releases["before"], releases["first_slow"]) == (
+        "slowlib",
+        "1.0",
+        "1.1",
+    ), releases
     [culprit] = result["culprits"]
     assert culprit["package"] == "slowlib 1.0 -> 1.1" and "time.sleep(0.05)" in culprit["diff"]
     # the node's trace, against the files of the node's environment: never loaded, dropped
