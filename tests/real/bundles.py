@@ -40,6 +40,10 @@ class Case(BaseModel):
     sources: list[str]
     shapes: list[str]
     symptom: str  # "latency_ms 400 (was 0.5)"
+    # `git bisect run`'s launches with the case's bench (its two ends included), as
+    # `bisect_run` counts them: the same on every run, measured with
+    # `python -m tests.real.bundles CASE FOLDER` (docs/real-runs.md)
+    git_bisect_launches: int
 
     @property
     def folder(self) -> Path:
