@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def end_with_error(state: InvestigationState, ctx: Context, error: BaseException) -> dict:
     """The result object of an investigation `error` stopped (state: its last checkpoint)."""
-    from agent.report import finish
+    from agent.report.finish import finish
 
     folder = Path(state.session_dir)
     trace = folder / "error.txt"

@@ -24,7 +24,7 @@ from agent.llm.reasoner import LLMReasoner
 from agent.narrow import lay_out, narrow
 from agent.phases import lines
 from agent.phases.launches import launch_traced, record_experiment, references
-from agent.report import finish
+from agent.report.finish import finish
 from agent.rounds import plan_round
 from agent.runner import Runner
 from agent.state import InvestigationState

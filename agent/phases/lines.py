@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from agent.gather import describe
 from agent.hypothesize import SHOWN_EACH, dropped_summary, link_sentence, links_summary
 from agent.levels import between, noise
-from agent.report import write_narrative
+from agent.report.finish import write_narrative
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import ALPHA, SEARCH_ALPHA
 

@@ -132,7 +132,7 @@ EXPERIMENT_ARGS = [
 def _main(
     argv: list[str], cwd: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[int, str]:
-    from agent.cli import main
+    from agent.cli.main import main
 
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "argv", ["debug-agent", *argv])

@@ -166,7 +166,7 @@ def test_beside_a_suspected_set_the_kept_candidates_no_experiment_cleared_are_no
 ):
     from types import SimpleNamespace
 
-    from agent.report import _not_ruled_out
+    from agent.report.finish import _not_ruled_out
     from agent.state import Hypothesis
     from tests.conftest import bare_state
 

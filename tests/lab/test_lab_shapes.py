@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.lab_bench import outcome
+from agent.bench.lab import outcome
 from tests.conftest import run_cli
 from tools.config import load_config
 from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import git
 
-from agent.baselines import bisect_probes, ddmin_launches, range_baseline
-from agent.lab_bench import _commits_right
+from agent.bench.baselines import bisect_probes, ddmin_launches, range_baseline
+from agent.bench.lab import _commits_right
 from tests.conftest import run_cli
 from tools.lab.range_lab import BROKEN, GOOD_TAG
 from tools.lab.truth import RangeTruth, load_truth

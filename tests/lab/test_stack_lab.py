@@ -9,7 +9,7 @@ import json
 import math
 from pathlib import Path
 
-from agent.stack_bench import stack_baseline, stack_outcome
+from agent.bench.stack import stack_baseline, stack_outcome
 from tests.conftest import run_cli
 from tools.lab.truth import load_truth
 

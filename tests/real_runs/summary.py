@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from agent.lab_bench import bisect_launches
+from agent.bench.lab import bisect_launches
 from agent.levels import noise
 from agent.state import InvestigationState
 

@@ -154,7 +154,7 @@ def report(
 
     path = find_session(session, _root(directory))
     if html:
-        from agent.report_html import write_html
+        from agent.report.html_page import write_html
 
         typer.echo(str(write_html(path)))
     else:

@@ -7,13 +7,12 @@ environment is built once (the user's environment cache, shared with their inves
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.baselines import bisect_launches
-from agent.lab_bench import ScenarioScore
+from agent.bench.baselines import bisect_launches
+from agent.bench.lab import ScenarioScore, outcomes
 from agent.session import Session
 from tools.lab.create import create_lab
 from tools.lab.stack_lab import BAD, BETWEEN, RELEASE_HUNKS, download
@@ -105,11 +104,7 @@ def run_stack_bench(
             if on_score:
                 on_score(scores[-1])
     summary = {
-        "correct": sum(s.outcome == "correct" for s in scores),
-        "wrong": sum(s.outcome == "wrong" for s in scores),
-        "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
-        "median_launches": statistics.median(s.launches for s in scores),
-        "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
+        **outcomes(scores),
         "over_bound": sum(s.launches > s.bisect_launches + 3 for s in scores),
     }
     return scores, summary

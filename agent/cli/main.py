@@ -9,9 +9,9 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from agent.cli_lab import lab_app
-from agent.cli_sessions import register_session_commands
-from agent.cli_tools import register_tool_commands
+from agent.cli.lab import lab_app
+from agent.cli.sessions import register_session_commands
+from agent.cli.tools import register_tool_commands
 from tools.errors import STORAGE_ERRORS, ToolError
 
 app = typer.Typer(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from agent.baselines import bisect_launches, ddmin_launches, range_baseline
+from agent.bench.baselines import bisect_launches, ddmin_launches, range_baseline
 from agent.session import Session
 from tools.config import load_config
 from tools.lab.create import create_lab
@@ -146,6 +146,17 @@ def score_scenario(
     )
 
 
+def outcomes(scores: list[ScenarioScore]) -> dict:
+    """How many were right, wrong, inconclusive; the median launches beside the baseline's."""
+    return {
+        "correct": sum(s.outcome == "correct" for s in scores),
+        "wrong": sum(s.outcome == "wrong" for s in scores),
+        "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
+        "median_launches": statistics.median(s.launches for s in scores),
+        "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
+    }
+
+
 def run_bench(
     scenarios: int,
     seed: int,
@@ -166,12 +177,8 @@ def run_bench(
             if on_score:
                 on_score(score)
     summary = {
-        "correct": sum(s.outcome == "correct" for s in scores),
-        "wrong": sum(s.outcome == "wrong" for s in scores),
-        "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
-        "median_launches": statistics.median(s.launches for s in scores),
+        **outcomes(scores),
         "median_rounds": statistics.median(s.rounds for s in scores),
-        "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
         "median_ddmin_launches": statistics.median(s.ddmin_launches for s in scores),
     }
     if slots > 1:

@@ -8,7 +8,7 @@ import io
 import json
 from pathlib import Path
 
-from agent.report_markdown import culprit_place
+from agent.report.markdown_page import culprit_place
 from agent.result import InvestigationResult
 from agent.state import InvestigationState
 from agent.stats import pooled_noise

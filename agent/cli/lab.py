@@ -108,7 +108,7 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
     typer.echo(load_truth(directory).model_dump_json(indent=2))
 
 
-def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.lab_bench.ScenarioScore
+def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.bench.lab.ScenarioScore
     said = f"seed {s.seed} {s.scenario}: {s.outcome} ({s.status}, {s.launches} launches; "
     if s.scenario.startswith("stack"):
         return said + f"bisection over the packages, releases and hunks {s.bisect_launches})"
@@ -202,10 +202,10 @@ def _scores(
         console.print(_score_line(s, ranges, slots))
 
     if stack:
-        from agent.stack_bench import run_stack_bench
+        from agent.bench.stack import run_stack_bench
 
         return run_stack_bench(scenarios, seed, None if quiet else progress)
-    from agent.lab_bench import run_bench
+    from agent.bench.lab import run_bench
 
     return run_bench(
         scenarios, seed, noise, None if quiet else progress, ranges=ranges, slots=slots

@@ -5,8 +5,8 @@ what was set aside, the model's claims and the notes."""
 from __future__ import annotations
 
 from agent.levels import between
-from agent.report_bisection import bisection_lines
-from agent.report_releases import releases_lines
+from agent.report.bisection import bisection_lines
+from agent.report.releases import releases_lines
 from agent.result import Culprit, InvestigationResult
 from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 import git
 
-from agent.report_bisection import bisection_result, first_bad_commit
-from agent.report_markdown import render_markdown
-from agent.report_releases import releases_result
+from agent.report.bisection import bisection_result, first_bad_commit
+from agent.report.markdown_page import render_markdown
+from agent.report.releases import releases_result
 from agent.result import (
     ClearedResult,
     Culprit,
