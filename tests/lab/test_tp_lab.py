@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import only_main_worktree, repo_fingerprint, run_cli
 from tools.lab.truth import load_truth
 
 
+@pytest.mark.usefixtures("many_processes")
 def test_two_ranks_allreduce_culprit_confirmed_nccl_env_cleared(tmp_path: Path) -> None:
     lab = tmp_path / "tp-lab"
     assert run_cli("lab", "create", "tp", str(lab)).returncode == 0

@@ -12,6 +12,7 @@ from tests.conftest import git, only_main_worktree, run_cli
 from tools.lab.truth import load_truth
 
 
+@pytest.mark.usefixtures("many_processes")
 def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path: Path) -> None:
     lab = tmp_path / "transformers-lab"
     done = run_cli("lab", "create", "transformers", str(lab), timeout=300)
@@ -39,6 +40,7 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
     assert only_main_worktree(lab)
 
 
+@pytest.mark.usefixtures("many_processes")
 def test_the_planted_acceptance_regression_is_searched_on_acceptance(tmp_path: Path) -> None:
     """The draft samples while the target verifies greedily: tokens per cycle fall, the cycle
     barely moves. The throughput symptom is split, and the search measures acceptance."""

@@ -20,6 +20,7 @@ from tests.real.bundles import Case, bisect_run, cases, checkout, investigate
 ALLOWANCE = 3 + 2  # over git bisect's launches: the goal at the median, and two replicates
 
 
+@pytest.mark.usefixtures("steady_timings")
 @pytest.mark.parametrize("case", cases(), ids=lambda c: c.name)
 def test_the_culprit_commit_then_its_hunk(case: Case, tmp_path: Path) -> None:
     repo = checkout(case, tmp_path)
