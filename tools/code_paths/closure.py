@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tools.code_paths.modules import dotted_name
+
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.M)
 # a dynamic import's argument, when it is not one literal name (that one is an import)
@@ -132,7 +134,7 @@ def can_import(
     """The files reachable from `starts` by any import (see the module's docstring).
     `texts` holds every Python file under `base`; `followed(path)` is False for a file the
     selection decided off (what only it names is not reached through it)."""
-    dotted_of = {path: _dotted(base, path) for path in texts}
+    dotted_of = {path: dotted_name(base, path) for path in texts}
     file_of = {name: path for path, name in dotted_of.items()}
     children: dict[str, set[Path]] = {}
     descendants: dict[str, set[Path]] = {}
@@ -173,8 +175,3 @@ def can_import(
             todo += [p for n in found.names for p in children.get(n, ())]  # `pkg.__path__`
         todo = [p for p in todo if p not in seen]
     return Closure(files=seen, searched=len(texts))
-
-
-def _dotted(base: Path, path: Path) -> str:
-    parts = path.relative_to(base).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -143,6 +143,12 @@ def parse_file(path: Path, dotted: str) -> ModuleSummary | None:
     return summarize(tree, dotted, path.name == "__init__.py")
 
 
+def dotted_name(base: Path, path: Path) -> str:
+    """The module a file under `base` is imported as (`pkg/sub/__init__.py`: `pkg.sub`)."""
+    parts = path.relative_to(base).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 class ModuleGraph:
     """The modules under `base` (the folder holding the top-level packages), read on demand.
 
@@ -177,8 +183,7 @@ class ModuleGraph:
         return self._files[dotted]
 
     def dotted(self, path: Path) -> str:
-        parts = path.relative_to(self.base).with_suffix("").parts
-        return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        return dotted_name(self.base, path)
 
     def display(self, path: Path) -> str:
         root = self.display_root if path.is_relative_to(self.display_root) else self.base

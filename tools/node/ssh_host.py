@@ -96,6 +96,7 @@ class SSHHost:
         self.client = self._connect()
         self._sftp = None
         self._helper: str | None = None
+        self._home: str | None = None
 
     def _connect(self):
         import paramiko
@@ -208,10 +209,13 @@ class SSHHost:
         self.sftp.put(str(local), remote)
 
     def home(self) -> str:
-        code, home, err = self.run('printf %s "$HOME"')
-        if code != 0 or not home:
-            raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
-        return home
+        """The node user's home folder (asked once per connection)."""
+        if self._home is None:
+            code, home, err = self.run('printf %s "$HOME"')
+            if code != 0 or not home:
+                raise HostError(f"cannot find the home folder on {self.endpoint.alias}: {err}")
+            self._home = home
+        return self._home
 
     def helper(self) -> str:
         """The helper script's path on the node (uploaded once per version), and its hooks."""
