@@ -6,6 +6,10 @@ files a launch imported), so a cheap test goes first and settles most hunks the 
 hunk whose touched lines are none of a docstring's and whose code (comments stripped) differs
 changes code, and is not parsed at all. Every other hunk gets the exact test. A hunk the cheap
 test calls code is only ever kept as a candidate, never dropped, so it cannot cost a culprit.
+
+The exact test parses only the top-level statements the hunk touches, with and without it
+(tools/code_paths/statement_slices.py): re-parsing whole 2,000-line modules per hunk cost 14 s of
+werkzeug's 1.0 -> 2.0 range.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import ast
 import re
 from functools import lru_cache
 
+from tools.code_paths.statement_slices import touched_slices
 from tools.repo.candidates import Candidate
 
 _TRAILING_COMMENT = re.compile(r"\s+#.*$")
@@ -91,7 +96,10 @@ def comment_only(c: Candidate, good_source: str | None) -> list[str] | None:
     try:
         if changes_code(c, good_source, *old):
             return None
-        if _code_of(good_source) != _code_of(apply_hunk(good_source, c)):
+        start, length = old
+        sliced = touched_slices(good_source.splitlines(), [(start, length, c.new_lines())])
+        old_code, new_code = sliced or (good_source, apply_hunk(good_source, c))
+        if _code_of(old_code) != _code_of(new_code):
             return None
     except (SyntaxError, ValueError):
         return None

@@ -31,6 +31,17 @@ NOTE = "a # b"
 {FILLER}
 def volume(r):
     return area(r) * r
+
+{FILLER}
+"a bare string, a statement of its own"
+
+{FILLER}
+# section: the sizes
+
+{FILLER}
+@cache(size=8)
+def sized(r):
+    return r
 '''
 EDITS = {
     "docstring": ("    >>> area(1)\n", "    >>> area(2) + 1\n"),  # code-like text in a docstring
@@ -38,6 +49,10 @@ EDITS = {
     "string": ("select * from t  # not a comment", "select * from u  # not a comment"),
     "hash in string": ('NOTE = "a # b"', 'NOTE = "a # c"'),
     "code": ("return area(r) * r", "return area(r) * r * 1.0"),
+    # the exact test parses only the statements a hunk touches: a string there is no docstring
+    "bare string": ("a bare string, a statement", "a bare string, still a statement"),
+    "comment between statements": ("# section: the sizes", "# section: sizes, by radius"),
+    "decorator": ("@cache(size=8)", "@cache(size=16)"),
 }
 
 
@@ -64,6 +79,9 @@ def hunks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         ("string", False),
         ("hash in string", False),
         ("code", False),
+        ("bare string", False),
+        ("comment between statements", True),
+        ("decorator", False),
     ],
 )
 def test_comments_and_docstrings_from_code(hunks: dict, edit: str, only: bool) -> None:

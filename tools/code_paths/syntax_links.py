@@ -18,6 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 
+from tools.code_paths.statement_slices import touched_slices
 from tools.repo.candidates import Candidate
 
 Tie = tuple[str, str, str]  # (hunk, the hunk it compiles with, why)
@@ -35,7 +36,7 @@ def splice(good_lines: Sequence[str], hunks: Sequence[Candidate]) -> list[str]:
     at = 0  # the next good line (0-based) not yet copied
     for hunk in sorted(hunks, key=lambda h: (h.old_range() or (0, 0))[0]):
         start, count = hunk.old_range() or (0, 0)
-        first = start if count == 0 else start - 1  # `-5,0` inserts after line 5
+        first = _index(start, count)
         out += good_lines[at:first]
         out += hunk.new_lines()
         at = first + count
@@ -55,17 +56,53 @@ def compile_error(lines: Sequence[str], path: str) -> str | None:
     return None
 
 
+def _index(start: int, count: int) -> int:
+    """Where (0-based) a hunk's lines begin; `-5,0` inserts after line 5."""
+    return start - 1 if count else start
+
+
 class _File:
     """One file's hunks, compiled within its share of the budget."""
 
     def __init__(self, path: str, good: list[str], hunks: list[Candidate], left: int) -> None:
-        self.path, self.good, self.hunks = path, good, hunks
+        self.path, self.good = path, good
+        self.hunks = sorted(hunks, key=lambda h: (h.old_range() or (0, 0))[0])
+        self.bad = splice(good, self.hunks)
         self.left = min(left, MAX_LINES_PER_FILE)  # lines it may still compile
 
     def error(self, applied: Sequence[Candidate]) -> str | None:
+        """Python's message for the good file with `applied` (and no other hunk), or None.
+        The statements the odd hunks out touch are compiled first: when they compile, the
+        file does (tools/code_paths/statement_slices.py); else the whole file says why."""
+        sliced = self._slice(applied)
+        if sliced is not None:
+            self.left -= sliced.count("\n")
+            if compile_error([sliced], self.path) is None:
+                return None
         lines = splice(self.good, applied)
         self.left -= len(lines)
         return compile_error(lines, self.path)
+
+    def _slice(self, applied: Sequence[Candidate]) -> str | None:
+        """The touched statements with `applied`: hunks added to the good file, or, where
+        most are applied, the rest reverted on the bad one."""
+        ids = {h.id for h in applied}
+        if 2 * len(ids) <= len(self.hunks):
+            edits = [(*(h.old_range() or (0, 0)), h.new_lines()) for h in applied]
+            sliced = touched_slices(self.good, edits)
+            return None if sliced is None else sliced[1]
+        reverts, shift = [], 0
+        for h in self.hunks:
+            start, count = h.old_range() or (0, 0)
+            new = h.new_lines()
+            if h.id not in ids:
+                at = _index(start, count) + shift  # where its lines begin in the bad file
+                reverts.append(
+                    (at + 1 if new else at, len(new), self.good[at - shift : at - shift + count])
+                )
+            shift += len(new) - count
+        sliced = touched_slices(self.bad, reverts)
+        return None if sliced is None else sliced[1]
 
     def spent(self) -> bool:
         return self.left < len(self.good)
