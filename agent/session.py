@@ -43,6 +43,7 @@ from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES
 from tools.repo.candidates import CandidateSet, open_repo
 from tools.repo.target import target_candidates, target_repo
+from tools.repo.worktree import reused_worktrees
 from tools.visible import visible
 
 if TYPE_CHECKING:
@@ -223,8 +224,10 @@ class Session:
 
     def run(self, value: Any = None) -> Any:
         """From `value` (the first state, a Command answering an interrupt, or None: on from
-        the checkpoint) to the end or the next interrupt; LangGraph's output."""
-        return self.graph.invoke(value, self.config, context=self.ctx, durability="sync")
+        the checkpoint) to the end or the next interrupt; LangGraph's output. Its experiments
+        reuse their scratch worktrees, each reset to the next state (all removed at the end)."""
+        with reused_worktrees():
+            return self.graph.invoke(value, self.config, context=self.ctx, durability="sync")
 
     def run_to_end(self) -> dict:
         """Start (a new session) or go on (a reopened one) to the end; the result object.

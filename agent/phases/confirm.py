@@ -41,7 +41,7 @@ from agent.phases.remainder import (
     search_the_rest,
 )
 from agent.shares import contrast_share, restored_share
-from agent.state import Confirmation, InvestigationState, PlannedLaunch
+from agent.state import Confirmation, InvestigationState, Launch, PlannedLaunch
 from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, p_contrast
 
 MAX_ROUNDS = 3
@@ -191,16 +191,25 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
             where = "apply all the others to good" if pick is without else "revert the others"
             return _launch(state, pick.key, f"confirm: is {group} needed? {where}")
     p, launches = remainder_p(state, conf), len(revert.values)
-    unsure = launches == 1 or (p is not None and p > ALPHA and launches < MAX_LAUNCHES_PER_CONFIG)
-    if p is not None and p <= SEARCH_ALPHA and unsure:
+    if p is None or p > SEARCH_ALPHA:
+        return None
+    question = f"confirm: a remainder after {{{names}}}? (p = {p:.2g} on {launches} launches)"
+    good = state.configs[state.good_key]
+    if len(good.values) <= launches and not _launched_lately(state, good.launches):
+        # the remainder is a gap to the good reference as it runs now: a first bad commit's
+        # parent, launched once by the bisection under another load, read 1.32 ms where its
+        # tree runs at 1.7, and made werkzeug's last 0.4 ms a remainder worth six launches
+        return request(state, state.good_key, f"{question} {good.label} again, as it runs now")
+    if launches == 1 or (p > ALPHA and launches < MAX_LAUNCHES_PER_CONFIG):
         # completeness would search the other candidates on the strength of a launch or two
         # (a disturbed one, maybe): more launches decide, up to the strict level or the cap
-        return replicate(
-            state,
-            conf.revert_key,
-            f"confirm: a remainder after {{{names}}}? (p = {p:.2g} on {launches} launches)",
-        )
+        return replicate(state, conf.revert_key, question)
     return None
+
+
+def _launched_lately(state: InvestigationState, launches: list[Launch]) -> bool:
+    """One of `launches` is among the last two the investigation asked for."""
+    return any(launch.request >= state.next_request - 2 for launch in launches)
 
 
 def _end_measured_once(state: InvestigationState, conf: Confirmation) -> PlannedLaunch | None:

@@ -154,3 +154,29 @@ def test_a_search_for_the_rest_among_the_kept_keeps_what_was_dropped() -> None:
     assert [d.candidate for d in state.dropped] == ["other"]
     search_the_rest(state, conf, ["decoy"], ["other"])
     assert state.dropped == [] and state.hypotheses["other"].status == "open"
+
+
+def test_a_remainder_is_measured_against_a_good_reference_launched_twice() -> None:
+    """werkzeug's first bad commit in a loaded CI run: its parent, launched once by the
+    bisection, read 1.32 ms; the culprit's hunks reverted read 1.78 and 1.75 on two launches
+    (the tree runs at 1.7): a "remainder" that cost six launches to search. The parent again
+    first, and the remainder is the load's."""
+    state = bare_state("latency_ms 10.6 (was 1.6)")
+    state.candidates = [
+        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ("multipart", "docs")
+    ]
+    state.bad_key = measured(state, {"multipart", "docs"}, [368.0])
+    state.good_key = measured(state, set(), [1.32])
+    state.findings = [Finding(ids=["multipart"], low_key=state.bad_key, high_key=state.good_key)]
+    confirm.start(state)
+    conf = state.confirmation
+    assert conf is not None
+    measured(state, {"docs"}, [1.78, 1.75])  # bad - multipart
+    measured(state, {"multipart"}, [352.0, 344.0])  # good + multipart
+    planned = confirm.plan(state)
+    assert planned is not None and planned.key == state.good_key, planned
+    assert "remainder" in planned.why and "again" in planned.why
+    measured(state, set(), [1.70])
+    assert confirm.plan(state) is None
+    assert confirm.conclude(state) == "confirmed"
+    assert state.confirmation is not None and state.confirmation.culprits == ["multipart"]
