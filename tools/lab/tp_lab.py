@@ -98,7 +98,7 @@ timeout_s = 300
 kind = "generate"
 requests = 6
 input_len = 16
-output_len = 32
+output_len = 16
 warmup = 1
 # a launch's value is its fastest request: on a CPU shared with other work, interference only
 # ever slows a request, and the culprit slows every verify, so the fastest one shows it cleanly
