@@ -280,7 +280,7 @@ def _take(repo: git.Repo, sha: str) -> Path | None:
     """An idle worktree of `repo`, reset to `sha`; None when there is none (or a reset fails:
     that tree is removed)."""
     with _idle_lock:
-        waiting = _idle.get(repo.common_dir) if _idle is not None else None
+        waiting = _idle.get(str(repo.common_dir)) if _idle is not None else None
         if not waiting:
             return None
         _, path = waiting.pop()
@@ -297,7 +297,7 @@ def _take(repo: git.Repo, sha: str) -> Path | None:
 def _done_with(repo: git.Repo, path: Path) -> None:
     with _idle_lock:
         if _idle is not None:
-            _idle.setdefault(repo.common_dir, []).append((repo, path))
+            _idle.setdefault(str(repo.common_dir), []).append((repo, path))
             return
     _remove(repo, str(path))
 
