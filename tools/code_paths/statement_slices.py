@@ -18,10 +18,11 @@ from functools import lru_cache
 # (first line, line count, the lines that replace them); a count of 0 inserts after `first`
 Edit = tuple[int, int, Sequence[str]]
 Span = tuple[int, int]  # first and last line of a top-level statement, decorators included
+Module = tuple[tuple[Span, ...], int] | None  # statement_spans' answer
 
 
 @lru_cache(maxsize=64)
-def statement_spans(source: str) -> tuple[tuple[Span, ...], int] | None:
+def statement_spans(source: str) -> Module:
     """Each top-level statement's lines, and the last line of the module's `from __future__`
     imports (0: none); None where the module does not parse or holds a module-level `global`."""
     try:
@@ -45,12 +46,23 @@ def _bounds(first: int, count: int) -> Span:
     return (first, first + count - 1) if count else (max(first, 1), first + 1)
 
 
+def module_of(lines: Sequence[str]) -> Module:
+    """statement_spans of the module these lines make."""
+    return statement_spans("\n".join(lines) + "\n")
+
+
 def touched_slices(lines: Sequence[str], edits: Sequence[Edit]) -> tuple[str, str] | None:
     """The module's top-level statements that `edits` touch (one run of lines, from the first
     touched to the last), as text without and with the edits; None where the module cannot be
     sliced. Where a statement comes before the run, both start with `pass`, so that a string at
     their head is a statement, as it is in the module, never a docstring."""
-    module = statement_spans("\n".join(lines) + "\n")
+    return slice_with(lines, edits, module_of(lines))
+
+
+def slice_with(
+    lines: Sequence[str], edits: Sequence[Edit], module: Module
+) -> tuple[str, str] | None:
+    """touched_slices, with the lines' module_of kept by the caller (many edits of one file)."""
     if module is None or not edits:
         return None
     spans, future_end = module

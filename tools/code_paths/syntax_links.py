@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 
-from tools.code_paths.statement_slices import touched_slices
+from tools.code_paths.statement_slices import module_of, slice_with
 from tools.repo.candidates import Candidate
 
 Tie = tuple[str, str, str]  # (hunk, the hunk it compiles with, why)
@@ -68,6 +68,7 @@ class _File:
         self.path, self.good = path, good
         self.hunks = sorted(hunks, key=lambda h: (h.old_range() or (0, 0))[0])
         self.bad = splice(good, self.hunks)
+        self.modules = (module_of(good), module_of(self.bad))  # parsed once, sliced per test
         self.left = min(left, MAX_LINES_PER_FILE)  # lines it may still compile
 
     def error(self, applied: Sequence[Candidate]) -> str | None:
@@ -89,7 +90,7 @@ class _File:
         ids = {h.id for h in applied}
         if 2 * len(ids) <= len(self.hunks):
             edits = [(*(h.old_range() or (0, 0)), h.new_lines()) for h in applied]
-            sliced = touched_slices(self.good, edits)
+            sliced = slice_with(self.good, edits, self.modules[0])
             return None if sliced is None else sliced[1]
         reverts, shift = [], 0
         for h in self.hunks:
@@ -101,7 +102,7 @@ class _File:
                     (at + 1 if new else at, len(new), self.good[at - shift : at - shift + count])
                 )
             shift += len(new) - count
-        sliced = touched_slices(self.bad, reverts)
+        sliced = slice_with(self.bad, reverts, self.modules[1])
         return None if sliced is None else sliced[1]
 
     def spent(self) -> bool:
