@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -202,25 +204,53 @@ def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str)
 # the longest tests (a minute or more each): started first, so that no worker is left with one
 # of them at the end while the others are done
 LONGEST = ("test_transformers_lab.py", "test_tp_lab.py", "test_real_bundles.py")
+LINT_TESTS = REPO_ROOT / "tests" / "test_lint.py"
+MYPY_RUN = "DEBUG_AGENT_TEST_MYPY"  # the folder of the one mypy run: its output, then its rc
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest tests first. mypy takes seconds of CPU and the suite leaves a core idle half
-    the time: when the mypy test is collected, mypy starts now, beside the other tests, and the
-    test reads its answer."""
+    """The longest tests first."""
     items.sort(key=lambda item: not any(name in item.nodeid for name in LONGEST))
-    if any(item.name == "test_mypy_clean" for item in items):
-        cache = Path(tempfile.mkdtemp(prefix="debug-agent-mypy-"))
-        config.stash[MYPY] = subprocess.Popen(
-            [sys.executable, "-m", "mypy", "--cache-dir", str(cache), "agent", "tools"],
-            cwd=REPO_ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
 
 
-MYPY = pytest.StashKey[subprocess.Popen[str]]()
+def pytest_configure(config: pytest.Config) -> None:
+    """mypy takes many seconds of CPU and the suite leaves a core idle at times: where the mypy
+    test will run, mypy starts now, once for the whole run (here, before any worker starts;
+    they find it through the environment), beside the other tests, and the test reads its
+    answer."""
+    if hasattr(config, "workerinput") or not _selects(config, LINT_TESTS):
+        return
+    folder = Path(tempfile.mkdtemp(prefix="debug-agent-mypy-"))
+    folder_files = (folder / "cache", folder / "output", folder / "rc")
+    python, cache, output, rc = (shlex.quote(str(p)) for p in (sys.executable, *folder_files))
+    command = f"{python} -m mypy --cache-dir {cache} agent tools > {output} 2>&1; echo $? > {rc}"
+    process = subprocess.Popen(["sh", "-c", command], cwd=REPO_ROOT, start_new_session=True)
+    os.environ[MYPY_RUN] = str(folder)
+    config.stash[MYPY] = (process, folder)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    started = config.stash.get(MYPY, None)
+    if started is not None:
+        process, folder = started
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # an interrupted run leaves no mypy behind
+        process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(MYPY_RUN, None)
+
+
+def _selects(config: pytest.Config, test_file: Path) -> bool:
+    """Whether the run's arguments include `test_file` (itself, or a folder above it)."""
+    given = [a.split("::")[0] for a in config.args] or [str(config.invocation_params.dir)]
+    for arg in given:
+        path = (config.invocation_params.dir / arg).resolve()
+        if path == test_file or path in test_file.parents:
+            return True
+    return False
+
+
+MYPY = pytest.StashKey[tuple[subprocess.Popen[bytes], Path]]()
 
 
 def _machine_lock(factory: pytest.TempPathFactory, mode: int) -> Iterator[None]:
@@ -248,9 +278,24 @@ def steady_timings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture
-def mypy_started(request: pytest.FixtureRequest) -> subprocess.Popen[str]:
-    """The mypy run that started at collection (a fixture: this module's own stash key)."""
-    return request.config.stash[MYPY]
+def mypy_answer() -> tuple[int, str]:
+    """mypy's exit status and output: of the run started with the session (pytest_configure),
+    or, where none was, of a run now."""
+    folder = os.environ.get(MYPY_RUN)
+    if folder is None:
+        done = subprocess.run(
+            [sys.executable, "-m", "mypy", "agent", "tools"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        return done.returncode, done.stdout + done.stderr
+    rc = Path(folder) / "rc"
+    deadline = time.monotonic() + 600
+    while not rc.exists() or not rc.read_text().strip():
+        assert time.monotonic() < deadline, "mypy did not finish in 10 minutes"
+        time.sleep(0.5)
+    return int(rc.read_text()), (Path(folder) / "output").read_text()
 
 
 def bare_state(symptom: str = "verify 29ms", **fields: object) -> InvestigationState:

@@ -24,6 +24,6 @@ def test_ruff_format_owns_the_layout() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_mypy_clean(mypy_started: subprocess.Popen[str]) -> None:
-    output, _ = mypy_started.communicate(timeout=600)  # started at collection (conftest)
-    assert mypy_started.returncode == 0, output[-5000:]
+def test_mypy_clean(mypy_answer: tuple[int, str]) -> None:
+    rc, output = mypy_answer  # mypy started with the session (conftest)
+    assert rc == 0, output[-5000:]

@@ -1,8 +1,10 @@
 """Files that belong to another platform or another program than the server, told by evidence.
 
-A file no import chain reaches is decided off when it belongs to a world of its own and nothing
-outside that world names it (a text search over every file of the package, function-level
-imports included, since SGLang imports much of its platform code inside functions that run):
+A file no import chain reaches is decided off when it belongs to a world of its own and no code
+outside that world can import it on the server's GPU (world_reach.py: imports at any level,
+since SGLang imports much of its platform code inside functions that run, resolved to the
+module they name; strings and computed names too; a naming under a test the GPU fails, such as
+`if _is_npu:` on CUDA, set aside with its place):
 
 - **another platform's code**: its path names a platform (`hardware_backend/npu/`,
   `npu_communicator.py`, `hpu`, `xpu`, `musa`, `mlu`) other than the server's GPU;
@@ -17,10 +19,10 @@ import chains left it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from tools.code_paths.world_reach import world_reach
 from tools.gpu.info import GpuInfo
 
 _PLATFORMS = {
@@ -33,7 +35,6 @@ _PLATFORMS = {
 }
 PROGRAMS = "programs"  # the package's tests and benchmarks: one world, they import each other
 _WORD = re.compile(r"[a-z0-9]+")
-_LISTED = re.compile(r"^\s*from\s+[\w.]+\s+import\s*\(([^)]*)\)", re.M)  # `from m import (a, b)`
 
 
 def platform_of(rel: str) -> tuple[str, str] | None:
@@ -42,29 +43,6 @@ def platform_of(rel: str) -> tuple[str, str] | None:
         if word in _PLATFORMS:
             return _PLATFORMS[word]
     return None
-
-
-def _names_module(name: str) -> Callable[[str], bool]:
-    """Whether a file's code imports a module named `name`: `import a.name`, `from a.name
-    import`, `from a import name` (on one line or in parentheses over several), `from .name`,
-    `import_module("...name")`. A comment or a docstring that mentions it does not count."""
-    word = re.escape(name)
-    one_line = re.compile(
-        rf"^\s*(?:import\s+[\w., ]*\b{word}\b|from\s+[\w.]*\b{word}\b\s+import"
-        rf"|from\s+[\w.]+\s+import\s+[\w, ]*\b{word}\b)"
-        rf"|import_module\(\s*[rf]?[\"'][^\"']*\b{word}\b",
-        re.M,
-    )
-    inside = re.compile(rf"\b{word}\b")
-
-    def named(text: str) -> bool:
-        if name not in text:
-            return False
-        return bool(one_line.search(text)) or any(
-            inside.search(block) for block in _LISTED.findall(text)
-        )
-
-    return named
 
 
 def _world(rel: str) -> tuple[str, str] | None:
@@ -103,7 +81,13 @@ def server_texts(pkg: Path) -> dict[str, str]:
     return {rel: text for rel, text, world in _texts(pkg) if world != PROGRAMS}
 
 
-def elsewhere(rel: str, pkg: Path, gpu: GpuInfo | None) -> list[str] | None:
+def elsewhere(
+    rel: str,
+    pkg: Path,
+    gpu: GpuInfo | None,
+    runs: frozenset[str] | None = None,
+    stops: frozenset[str] = frozenset(),
+) -> list[str] | None:
     """Evidence that `rel` (package-relative) belongs to another platform or program, which
     nothing outside it names; None when that cannot be shown."""
     world = _world(rel)
@@ -114,19 +98,22 @@ def elsewhere(rel: str, pkg: Path, gpu: GpuInfo | None) -> list[str] | None:
     if platform and (gpu is None or gpu.vendor not in ("cuda", "hip")):
         return None
     dotted = f"{pkg.name}." + rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-    name = dotted.rsplit(".", 1)[-1]
-    if name in ("__init__", pkg.name):
+    if dotted.rsplit(".", 1)[-1] in ("__init__", pkg.name):
         return None
-    named = _names_module(name)
-    outside = [(other, text) for other, text, at in _texts(pkg) if at != key]
-    if any(named(text) for other, text in outside if other != rel):
+    texts = _texts(pkg)
+    reach = world_reach(pkg, texts, key, gpu if platform else None, runs, stops)
+    if dotted in reach.reached:
         return None
     where = "that platform's files" if platform else "them"
     evidence = [
         f"{rel} is {words}",
-        f"no module of the package outside {where} names {dotted} ({len(outside)} files "
-        "searched, function-level imports included)",
+        f"no module of the package outside {where} can import {dotted} "
+        f"({sum(at != key for _, _, at in texts)} files searched, function-level imports "
+        "included, and what they import in turn)",
     ]
+    if dead := reach.dead.get(dotted):
+        shown = "; ".join(dead[:3]) + (f"; {len(dead) - 3} more" if len(dead) > 3 else "")
+        evidence.append(f"it is named only under tests this GPU fails: {shown}")
     if platform and gpu is not None:
         evidence.append(f"the server runs on {gpu.describe()} ({gpu.source})")
     return evidence

@@ -7,6 +7,7 @@ model classes for model files, then the import chain from a root; what did not r
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -55,6 +56,7 @@ class Judge:
     found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
     closure: Closure | None = None  # every file the server could import, at any level
+    _bounds: tuple[frozenset[str] | None, frozenset[str]] | None = None
 
     def gpu_line(self) -> str:
         gpu = self.gpu
@@ -186,6 +188,18 @@ class Judge:
                 found.setdefault(target, []).append((stop, line))
         return found
 
+    def world_bounds(self) -> tuple[frozenset[str] | None, frozenset[str]]:
+        """The files the server can import at all (None: not known) and those the selection
+        decided off, package-relative, for elsewhere() (computed once)."""
+        if self._bounds is None:
+
+            def relative(paths: Iterable[Path]) -> frozenset[str]:
+                return frozenset(p.relative_to(self.pkg).as_posix() for p in paths)
+
+            runs = relative(self.closure.files) if self.closure else None
+            self._bounds = (runs, relative(self.stops))
+        return self._bounds
+
     def not_reached(self, path: Path) -> list[str]:
         """Why no chain reaches `path`: imports under a false GPU guard, or by a dead end."""
         shown = self.graph.display
@@ -279,7 +293,7 @@ class Judge:
                     *self.not_reached(path),
                 ],
             )
-        apart = elsewhere(rel, self.pkg, self.gpu)
+        apart = elsewhere(rel, self.pkg, self.gpu, *self.world_bounds())
         if apart:
             return FileVerdict(path=given, status="off", evidence=apart)
         return FileVerdict(
