@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from textwrap import dedent
 
 import psutil
 import pytest
@@ -296,6 +297,15 @@ def mypy_answer() -> tuple[int, str]:
         assert time.monotonic() < deadline, "mypy did not finish in 10 minutes"
         time.sleep(0.5)
     return int(rc.read_text()), (Path(folder) / "output").read_text()
+
+
+def write_package(folder: Path, files: dict[str, str]) -> Path:
+    """A Python package `folder/pkg` holding `files` (path in the package -> text, dedented)."""
+    pkg = folder / "pkg"
+    for rel, text in {"__init__.py": "", **files}.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(dedent(text).lstrip())
+    return pkg
 
 
 def bare_state(symptom: str = "verify 29ms", **fields: object) -> InvestigationState:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from textwrap import dedent
 
 from tests.code_paths.test_serving import _loaded, _registry_tree
-from tests.conftest import run_cli
+from tests.conftest import run_cli, write_package
 from tools.code_paths.closure import can_import
 from tools.code_paths.elsewhere import package_texts
 
@@ -67,10 +66,7 @@ FILES = {
 
 
 def test_every_way_of_importing_keeps_a_module_in_the_closure(tmp_path: Path) -> None:
-    pkg = tmp_path / "pkg"
-    for rel, text in {"__init__.py": "", **FILES}.items():
-        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(dedent(text).lstrip())
+    pkg = write_package(tmp_path, FILES)
     unselected = pkg / "unselected.py"
     closure = can_import(
         tmp_path,

@@ -6,8 +6,8 @@ reachable platform module imports in turn followed."""
 from __future__ import annotations
 
 from pathlib import Path
-from textwrap import dedent
 
+from tests.conftest import write_package
 from tools.code_paths.elsewhere import elsewhere
 from tools.gpu.info import GpuInfo
 
@@ -42,16 +42,8 @@ FILES = {
 }
 
 
-def _package(tmp_path: Path) -> Path:
-    pkg = tmp_path / "pkg"
-    for rel, text in {"__init__.py": "", **FILES}.items():
-        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(dedent(text).lstrip())
-    return pkg
-
-
 def test_a_platform_module_named_only_under_a_false_guard_is_off(tmp_path: Path) -> None:
-    pkg = _package(tmp_path)
+    pkg = write_package(tmp_path, FILES)
     evidence = elsewhere("hardware_backend/npu/memory_pool_npu.py", pkg, CUDA)
     assert evidence is not None
     said = " ".join(evidence)
@@ -62,18 +54,18 @@ def test_a_platform_module_named_only_under_a_false_guard_is_off(tmp_path: Path)
 
 def test_a_same_named_module_elsewhere_does_not_name_it(tmp_path: Path) -> None:
     """layers/moe/runner.py imports pkg.layers.moe.topk, not the NPU's moe/topk.py."""
-    pkg = _package(tmp_path)
+    pkg = write_package(tmp_path, FILES)
     assert elsewhere("hardware_backend/npu/moe/topk.py", pkg, CUDA) is not None
 
 
 def test_what_runs_is_not_off_nor_what_it_imports_in_turn(tmp_path: Path) -> None:
     """The else branch runs on CUDA: shared.py is imported, and helpers.py through it."""
-    pkg = _package(tmp_path)
+    pkg = write_package(tmp_path, FILES)
     assert elsewhere("hardware_backend/npu/shared.py", pkg, CUDA) is None
     assert elsewhere("hardware_backend/npu/helpers.py", pkg, CUDA) is None
 
 
 def test_on_an_npu_nothing_is_another_platforms(tmp_path: Path) -> None:
-    pkg = _package(tmp_path)
+    pkg = write_package(tmp_path, FILES)
     npu = GpuInfo(vendor="npu", source="the log")
     assert elsewhere("hardware_backend/npu/memory_pool_npu.py", pkg, npu) is None
