@@ -260,3 +260,26 @@ def test_the_http_server_is_a_root_when_the_log_shows_it_ran(
         "chain from srt/entrypoints/http_server.py (the HTTP server, which the log shows ran (line "
     )
     assert any("http_server.py:" in e and "ollama/serving.py" in e for e in verdict["evidence"])
+
+
+def test_the_module_that_printed_server_args_is_a_root(sglang_source: Path) -> None:
+    """In 0.5.23 only srt/entrypoints/engine.py logs `server_args=...` (an Engine in a script
+    or the HTTP server's launch, either way): it ran, and so did its module-level imports (the
+    chat template manager among them)."""
+    done = run_cli(
+        "paths",
+        "--log",
+        str(LOG),
+        "--repo",
+        str(sglang_source),
+        "--json",
+        "python/sglang/srt/entrypoints/engine.py",
+        "python/sglang/srt/parser/template_manager.py",
+    )
+    assert done.returncode == 0, done.stderr
+    engine, templates = json.loads(done.stdout)["files"]
+    assert engine["status"] == templates["status"] == "on", (engine, templates)
+    root = "chain from srt/entrypoints/engine.py (it printed the log's server_args line (line "
+    assert engine["evidence"][0].startswith(root), engine["evidence"]
+    assert "srt/entrypoints/engine.py:311, the only module of the package" in engine["evidence"][0]
+    assert templates["evidence"][0].startswith(root), templates["evidence"]

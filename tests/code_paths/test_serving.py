@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 from tests.conftest import run_cli
+from tools.code_paths.serving import args_printer_root
 
 ATTN = "python/sglang/srt/layers/attention/"
 
@@ -213,3 +214,19 @@ def test_mla_backends_only_for_mla_architectures(tmp_path: Path) -> None:
     assert deepseek["flashinfer_backend.py"]["status"] == "off"
     nextn = deepseek["deepseek_nextn.py"]
     assert nextn["status"] == "on", nextn
+
+
+def test_the_server_args_printer_is_a_root_only_where_one_module_prints_them(
+    tmp_path: Path,
+) -> None:
+    log = "[2026-03-02 09:14:01] server_args=ServerArgs(model_path='m', tp_size=8)\n"
+    engine = 'def launch(server_args):\n    logger.info(f"server_args={server_args}")\n'
+    texts = {"srt/entrypoints/engine.py": engine, "srt/utils.py": "x = 'server_args='\n"}
+    roots = args_printer_root(tmp_path, log, texts)
+    assert list(roots) == [tmp_path / "srt/entrypoints/engine.py"]
+    assert (
+        "(line 1), at srt/entrypoints/engine.py:2" in roots[tmp_path / "srt/entrypoints/engine.py"]
+    )
+    grpc = 'def run(server_args):\n    logger.info(f"{server_args=}")\n'
+    assert args_printer_root(tmp_path, log, {**texts, "srt/grpc/launcher.py": grpc}) == {}
+    assert args_printer_root(tmp_path, "no arguments here\n", texts) == {}

@@ -166,3 +166,32 @@ def http_server_root(pkg: Path, log_text: str) -> dict[Path, str]:
         pkg / HTTP_SERVER: f"the HTTP server, which the log shows ran (line {number}: "
         f"{found.group(0)!r})"
     }
+
+
+# a logging call that prints the arguments as the log shows them: `server_args=ServerArgs(...)`
+_PRINTS_ARGS = re.compile(
+    r"""\b(?:logger|logging|log)\.\w+\(\s*f["'](?:\{server_args=\}|server_args=\{)"""
+)
+_ARGS_LINE = re.compile(r"\bserver_args=\w*\(")
+
+
+def args_printer_root(pkg: Path, log_text: str, texts: dict[str, str]) -> dict[Path, str]:
+    """The module that prints the log's `server_args=` line, a root: it ran. Only where one
+    module of the server's code (`texts`: package path -> text, tests left out) prints it; a
+    release with two (0.5.9: the engine and the gRPC scheduler launcher) says nothing."""
+    shown = _ARGS_LINE.search(log_text)
+    if shown is None:
+        return {}
+    printers = [
+        (rel, text.count("\n", 0, found.start()) + 1)
+        for rel, text in texts.items()
+        if "server_args=" in text and (found := _PRINTS_ARGS.search(text))
+    ]
+    if len(printers) != 1:
+        return {}
+    rel, line = printers[0]
+    number = log_text.count("\n", 0, shown.start()) + 1
+    return {
+        pkg / rel: f"it printed the log's server_args line (line {number}), at {rel}:{line}, "
+        "the only module of the package that prints it"
+    }

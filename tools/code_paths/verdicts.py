@@ -17,10 +17,10 @@ from pydantic import BaseModel
 
 from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration, mentions_mla
 from tools.code_paths.closure import Closure
-from tools.code_paths.elsewhere import elsewhere
+from tools.code_paths.elsewhere import elsewhere, server_texts
 from tools.code_paths.imports import Reach, chain, lookup_in
 from tools.code_paths.modules import ModuleGraph, expression
-from tools.code_paths.serving import Serving, http_server_root
+from tools.code_paths.serving import Serving, args_printer_root, http_server_root
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
 
@@ -143,6 +143,9 @@ class Judge:
                 if (self.pkg / module).is_file():
                     roots.setdefault(self.pkg / module, why)
         for path, why in http_server_root(self.pkg, self.log_text).items():
+            roots.setdefault(path, why)
+        printer = args_printer_root(self.pkg, self.log_text, server_texts(self.pkg))
+        for path, why in printer.items():
             roots.setdefault(path, why)
         return roots
 
