@@ -141,7 +141,7 @@ def _world_reach(
         if at == key or rel in stops or (runs is not None and rel not in runs):
             continue
         said = mentions(text, dotted[rel], rel.endswith("__init__.py"))
-        hits = _hits(said, inside.keys(), children)
+        hits = _hits(said, inside.keys(), children) - found.reached  # reached: settled
         if not hits:
             continue
         places = _places(rel, text, pkg, gpu, hits) if gpu is not None else None
