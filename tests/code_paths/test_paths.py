@@ -266,16 +266,11 @@ def test_the_module_that_printed_server_args_is_a_root(sglang_source: Path) -> N
     """In 0.5.23 only srt/entrypoints/engine.py logs `server_args=...` (an Engine in a script
     or the HTTP server's launch, either way): it ran, and so did its module-level imports (the
     chat template manager among them)."""
-    done = run_cli(
-        "paths",
-        "--log",
-        str(LOG),
-        "--repo",
-        str(sglang_source),
-        "--json",
+    files = [
         "python/sglang/srt/entrypoints/engine.py",
         "python/sglang/srt/parser/template_manager.py",
-    )
+    ]
+    done = run_cli("paths", "--log", str(LOG), "--repo", str(sglang_source), "--json", *files)
     assert done.returncode == 0, done.stderr
     engine, templates = json.loads(done.stdout)["files"]
     assert engine["status"] == templates["status"] == "on", (engine, templates)

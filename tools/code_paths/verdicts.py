@@ -56,7 +56,6 @@ class Judge:
     found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
     closure: Closure | None = None  # every file the server could import, at any level
-    _bounds: tuple[frozenset[str] | None, frozenset[str]] | None = None
 
     def gpu_line(self) -> str:
         gpu = self.gpu
@@ -191,17 +190,15 @@ class Judge:
                 found.setdefault(target, []).append((stop, line))
         return found
 
+    @cached_property
     def world_bounds(self) -> tuple[frozenset[str] | None, frozenset[str]]:
         """The files the server can import at all (None: not known) and those the selection
-        decided off, package-relative, for elsewhere() (computed once)."""
-        if self._bounds is None:
+        decided off, package-relative, for elsewhere()."""
+        runs = None if self.closure is None else self._relative(self.closure.files)
+        return runs, self._relative(self.stops)
 
-            def relative(paths: Iterable[Path]) -> frozenset[str]:
-                return frozenset(p.relative_to(self.pkg).as_posix() for p in paths)
-
-            runs = relative(self.closure.files) if self.closure else None
-            self._bounds = (runs, relative(self.stops))
-        return self._bounds
+    def _relative(self, paths: Iterable[Path]) -> frozenset[str]:
+        return frozenset(p.relative_to(self.pkg).as_posix() for p in paths)
 
     def not_reached(self, path: Path) -> list[str]:
         """Why no chain reaches `path`: imports under a false GPU guard, or by a dead end."""
@@ -296,7 +293,7 @@ class Judge:
                     *self.not_reached(path),
                 ],
             )
-        apart = elsewhere(rel, self.pkg, self.gpu, *self.world_bounds())
+        apart = elsewhere(rel, self.pkg, self.gpu, *self.world_bounds)
         if apart:
             return FileVerdict(path=given, status="off", evidence=apart)
         return FileVerdict(
