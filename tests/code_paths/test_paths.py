@@ -278,3 +278,31 @@ def test_the_module_that_printed_server_args_is_a_root(sglang_source: Path) -> N
     assert engine["evidence"][0].startswith(root), engine["evidence"]
     assert "srt/entrypoints/engine.py:311, the only module of the package" in engine["evidence"][0]
     assert templates["evidence"][0].startswith(root), templates["evidence"]
+
+
+def test_what_only_other_models_import_is_off(sglang_source: Path) -> None:
+    """The model registry imports every model file and the processor registry every processor,
+    but the server builds only the served model's classes: a layer only MuseSpark's files
+    import, and the Inkling image code only its processor imports, are off. A module an on-path
+    function imports lazily (the LoRA manager's Inkling MLP) stays undecided; so does one only
+    Qwen4-Exp's model file imports, since code the server may run names that file (the rust
+    server's multimodal code imports the Qwen-VL processor in a function, which names it)."""
+    files = _paths(
+        sglang_source,
+        LOG,
+        "--arch",
+        "DeepseekV3ForCausalLM",
+        "python/sglang/srt/layers/muse_spark/muse_spark_layers.py",
+        "python/sglang/srt/multimodal/inkling/image_processing.py",
+        "python/sglang/srt/models/inkling_common/dense_mlp.py",
+        "python/sglang/srt/layers/hyperconnection.py",
+    )
+    layers = files["muse_spark_layers.py"]
+    assert layers["status"] == "off", layers
+    assert (
+        "srt/models/muse_spark.py:76 imports it, but srt/models/muse_spark.py is a file of "
+        "models the server does not serve"
+    ) in " ".join(layers["evidence"])
+    assert files["image_processing.py"]["status"] == "off", files["image_processing.py"]
+    assert files["dense_mlp.py"]["status"] == "unknown", files["dense_mlp.py"]
+    assert files["hyperconnection.py"]["status"] == "unknown", files["hyperconnection.py"]

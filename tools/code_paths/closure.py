@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -122,6 +123,7 @@ def mentions(text: str, dotted: str, is_package: bool) -> Mentions:
 class Closure:
     files: set[Path]  # every file the server could import
     searched: int  # the files it searched
+    listed: frozenset[Path] = frozenset()  # files of `named_only` no followed code names
 
 
 def can_import(
@@ -130,10 +132,13 @@ def can_import(
     starts: Iterable[Path],
     followed: Callable[[Path], bool],
     more_names: Iterable[str] = (),
+    named_only: AbstractSet[Path] = frozenset(),
 ) -> Closure:
     """The files reachable from `starts` by any import (see the module's docstring).
     `texts` holds every Python file under `base`; `followed(path)` is False for a file the
-    selection decided off (what only it names is not reached through it)."""
+    selection decided off (what only it names is not reached through it); a file of
+    `named_only` is followed only where followed code names it, not where a package walk or a
+    computed name merely lists it (a registry importing files of models not served)."""
     dotted_of = {path: dotted_name(base, path) for path in texts}
     file_of = {name: path for path, name in dotted_of.items()}
     children: dict[str, set[Path]] = {}
@@ -144,34 +149,39 @@ def can_import(
         for i in range(1, len(parts)):
             descendants.setdefault(".".join(parts[:i]), set()).add(path)
 
-    def files(name: str) -> list[Path]:  # the module and the packages on its way
+    def files(name: str) -> list[tuple[Path, bool]]:  # the module and the packages on its way
         parts = name.split(".")
         found = (file_of.get(".".join(parts[:i])) for i in range(1, len(parts) + 1))
-        return [p for p in found if p is not None]
+        return [(p, True) for p in found if p is not None]
 
     seen: set[Path] = set()
+    listed: set[Path] = set()  # files of `named_only` only listed so far: not followed yet
     read: dict[Path, Mentions] = {}
-    todo = [p for p in starts if p in texts]
+    todo = [(p, True) for p in starts if p in texts]
     todo += [p for n in more_names for p in files(n)]
     while todo:
         while todo:
-            path = todo.pop()
-            if path in seen:
+            path, by_name = todo.pop()
+            if path in seen and not (by_name and path in listed):
                 continue
             seen.add(path)
+            if path in named_only and not by_name:
+                listed.add(path)
+                continue
+            listed.discard(path)
             if not followed(path):
                 continue
             found = read[path] = mentions(texts[path], dotted_of[path], path.name == "__init__.py")
             todo += [p for n in found.names for p in files(n)]
-            todo += [p for c in found.children_of for p in children.get(c, ())]
+            todo += [(p, False) for c in found.children_of for p in children.get(c, ())]
         walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
         handed: dict[str, set[str]] = {name: set() for name in walkers}
         for user in read.values():  # the names its callers may hand a package walk
             for name in user.names & walkers.keys():
                 handed[name] |= user.strings
         for name, found in walkers.items():  # what each walk may list, by now
-            listed = descendants if found.deep else children
-            todo += [p for n in handed[name] | found.strings for p in listed.get(n, ())]
-            todo += [p for n in found.names for p in children.get(n, ())]  # `pkg.__path__`
-        todo = [p for p in todo if p not in seen]
-    return Closure(files=seen, searched=len(texts))
+            kin = descendants if found.deep else children
+            todo += [(p, False) for n in handed[name] | found.strings for p in kin.get(n, ())]
+            todo += [(p, False) for n in found.names for p in children.get(n, ())]  # `__path__`
+        todo = [(p, named) for p, named in todo if p not in seen or (named and p in listed)]
+    return Closure(files=seen, searched=len(texts), listed=frozenset(listed))

@@ -38,7 +38,7 @@ from tools.code_paths.branches import (
     uses,
 )
 from tools.code_paths.cache import SummaryCache
-from tools.code_paths.closure import can_import
+from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.conditions import Facts, algorithm_methods
 from tools.code_paths.elsewhere import package_texts, server_texts
 from tools.code_paths.imports import lookup_in, reach
@@ -166,6 +166,23 @@ def _lazily_imported(
     return found
 
 
+def _closure(judge: Judge, server_args: dict) -> Closure:
+    """Every file the server could import. The unselected backends are not followed, nor the
+    other models' files, unless followed code names one (a function importing a class of it)."""
+    pkg = judge.pkg
+    starts = [*judge.found.via, *(pkg / e for e in ENTRY_POINTS)]
+    values = [v for v in server_args.values() if isinstance(v, str)]
+    stops = judge.stops
+    return can_import(
+        pkg.parent,
+        package_texts(pkg),
+        starts,
+        lambda p: p not in stops,
+        values,
+        named_only=judge.other_models,
+    )
+
+
 def classify(
     files: list[str],
     pkg: Path,
@@ -212,11 +229,9 @@ def classify(
     )
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
     if servings:
-        starts = [*judge.found.via, *(pkg / e for e in ENTRY_POINTS)]
-        values = [v for v in (server_args or {}).values() if isinstance(v, str)]
-        judge.closure = can_import(
-            pkg.parent, package_texts(pkg), starts, lambda p: p not in judge.stops, values
-        )
+        judge.other_models = judge.other_model_files()
+        judge.closure = _closure(judge, server_args or {})
+        judge.other_models &= judge.closure.listed  # the rest may run: named by followed code
     verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
     cache.save()  # after the verdicts: they read model files of their own
     return PathsReport(files=verdicts, gpu=gpu, servings=servings)

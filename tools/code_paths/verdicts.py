@@ -17,9 +17,10 @@ from pydantic import BaseModel
 
 from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration, mentions_mla
 from tools.code_paths.closure import Closure
-from tools.code_paths.elsewhere import elsewhere, server_texts
+from tools.code_paths.elsewhere import elsewhere, package_texts, server_texts
 from tools.code_paths.imports import Reach, chain, lookup_in
 from tools.code_paths.modules import ModuleGraph, expression
+from tools.code_paths.other_models import defined_models, other_models
 from tools.code_paths.serving import Serving, args_printer_root, http_server_root
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
@@ -55,6 +56,7 @@ class Judge:
     log_text: str = ""
     found: Reach = field(default_factory=lambda: Reach({}, {}, {}))
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
+    other_models: set[Path] = field(default_factory=set)  # model files of models not served
     closure: Closure | None = None  # every file the server could import, at any level
 
     def gpu_line(self) -> str:
@@ -175,12 +177,27 @@ class Judge:
         how = [e for s in self.servings for e in s.evidence if "backend" in e]
         return [*evidence, f"{resolved or 'no backend known'}{where}", *how], status
 
+    @property
+    def served_known(self) -> bool:
+        """Every served model's architecture is known and its file found."""
+        return bool(self.servings) and all(
+            self.served.get(s.architecture or "") for s in self.servings
+        )
+
+    def other_model_files(self) -> set[Path]:
+        """The files of models the server does not serve (other_models.py); none where a
+        served model's file is not known."""
+        if not self.served_known:
+            return set()
+        reached = self.found.via.keys() | self.found.roots.keys()
+        return other_models(self.pkg, self.graph, reached, package_texts(self.pkg))
+
     @cached_property
     def stop_imports(self) -> dict[Path, list[tuple[Path, int]]]:
-        """What the unselected backends (not on the path, not followed) import: file ->
-        (backend module, line of its first import of it)."""
+        """What the unselected backends and the other models' files (not on the path, not
+        followed) import: file -> (that module, line of its first import of it)."""
         found: dict[Path, list[tuple[Path, int]]] = {}
-        for stop in sorted(self.stops):
+        for stop in sorted(self.stops | self.other_models):
             summary = self.graph.summary(stop)
             firsts: dict[Path, int] = {}
             for stmt in summary.imports if summary else []:
@@ -195,7 +212,7 @@ class Judge:
         """The files the server can import at all (None: not known) and those the selection
         decided off, package-relative, for elsewhere()."""
         runs = None if self.closure is None else self._relative(self.closure.files)
-        return runs, self._relative(self.stops)
+        return runs, self._relative(self.stops | self.other_models)
 
     def _relative(self, paths: Iterable[Path]) -> frozenset[str]:
         return frozenset(p.relative_to(self.pkg).as_posix() for p in paths)
@@ -214,18 +231,21 @@ class Judge:
         if lines:
             lines = [*dict.fromkeys(lines), self.gpu_line()]  # guards share their aliases
         for stop, line in self.stop_imports.get(path, []):
-            lines.append(
-                f"{shown(stop)}:{line} imports it, but {shown(stop)} belongs to a "
-                "backend the server did not select, which no module on the path imports"
+            why = (
+                "is a file of models the server does not serve (their registry imports "
+                "it, but the server builds only the served models' classes)"
+                if stop in self.other_models
+                else "belongs to a backend the server did not select, which no module on the "
+                "path imports"
             )
+            lines.append(f"{shown(stop)}:{line} imports it, but {shown(stop)} {why}")
         return lines
 
     def model_verdict(self, given: str, rel: str, reached: bool) -> FileVerdict:
         """A model file (srt/models/): on when an import chain reaches it, off when it defines
         only other models than the ones served, each served model's file found."""
         path = self.pkg / rel
-        summary = self.graph.summary(path) if path.is_file() else None
-        defined = sorted(c for c in (summary.classes if summary else []) if "For" in c)
+        defined = defined_models(self.graph, path)
         evidence = [f"{rel} defines {', '.join(defined) or 'no model class'}"]
         for s in self.servings:
             file = self.served.get(s.architecture or "")
@@ -240,10 +260,9 @@ class Judge:
                 status="on",
                 evidence=[*evidence, *chain(self.graph, self.found, path)],
             )
-        known = all(self.served.get(s.architecture or "") for s in self.servings)
         return FileVerdict(
             path=given,
-            status="off" if defined and known else "unknown",
+            status="off" if defined and self.served_known else "unknown",
             evidence=[*evidence, *self.not_reached(path)],
         )
 
