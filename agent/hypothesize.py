@@ -85,6 +85,9 @@ def _inside_release(
     r = state.releases
     if r is None or not r.narrowed:
         return repo, at
+    if state.package_source is not None:
+        source, head = state.package_source
+        return git.Repo(source), at or head
     folder = release_folder(r.package, r.parent.sha or "", r.first_bad.sha or "")
     shas = release_shas(folder)
     return (git.Repo(folder), shas[-1]) if shas else (repo, at)

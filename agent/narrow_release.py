@@ -11,13 +11,15 @@ launches still count in the noise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from agent.levels import all_ids, ensure_config, update_levels
 from agent.runner import Runner
 from agent.state import InvestigationState, Variant
 from tools.errors import ToolError
 from tools.repo.candidates import CandidateSet
-from tools.repo.commit_groups import CommitGroups
+from tools.repo.commit_groups import CommitGroups, commit_groups
+from tools.repo.worktree import open_repo
 from tools.secrets import mask
 
 
@@ -45,6 +47,13 @@ def into_release(state: InvestigationState, runner: Runner, log: Callable[..., N
             update = {"key": new_key, "label": label, "ids": [], "commit": "stack"}
             state.configs[new_key] = kept.model_copy(update=update)
     _rebase(state, cands, good, bad or good)
+    overlay = cands.overlay
+    assert overlay is not None  # release_candidates always sets it
+    state.package_source = (overlay.repo, overlay.head)
+    if overlay.history:  # the project's commits between the two releases, searched first
+        state.commits = commit_groups(
+            open_repo(Path(overlay.repo)), cands.good_sha, state.candidates, overlay.head
+        )
     state.configs[state.good_key].label = f"good ({before.subject})"
     state.configs[state.bad_key].label = f"bad ({slow.subject})"
     before.key, slow.key = state.good_key, state.bad_key
@@ -52,11 +61,14 @@ def into_release(state: InvestigationState, runner: Runner, log: Callable[..., N
     # the trace says which of the target's files ran, not which of the package's
     assert state.facts is not None
     state.facts = state.facts.model_copy(update={"trace": None, "good_trace": None})
+    commits = len(state.commits.commits)
     log(
         "plan",
         "thought",
         f"searching inside {slow.subject}: {len(state.candidates)} hunk(s) against "
-        f"{before.subject}, its patched files in front of the installed copy",
+        f"{before.subject}"
+        + (f" in {commits} commit(s)" if commits else "")
+        + f", read from {overlay.note}; its patched files in front of the installed copy",
     )
 
 

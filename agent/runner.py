@@ -28,7 +28,7 @@ from tools.repo.target import Target, target_repo
 from tools.repo.worktree import open_repo
 from tools.stack.candidates import PACKAGE_PREFIX
 from tools.stack.environment import Unresolved
-from tools.stack.inside_release import release_candidates
+from tools.stack.inside_release import commit_candidates, release_candidates
 
 # what a launch that measured nothing failed at: its tree, its server, its bench
 _STAGES: dict[type[Exception], str] = {
@@ -63,7 +63,10 @@ class Runner:
         the target's: the search inside a first bad commit builds on its parent."""
         config, config_dir = self.config, self.config_dir
         repo_dir = target_repo(config, config_dir)
-        if high is None:
+        overlay = self.cands.overlay
+        if overlay is not None and overlay.history and high is not None:
+            cands = commit_candidates(self.cands, low, high)  # a commit of the package's
+        elif high is None:
             pinned = config.model_copy(
                 update={"target": config.target.model_copy(update={"good": low})}
             )
@@ -90,10 +93,10 @@ class Runner:
         """The target as the state has it: a resumed session narrowed to a commit builds there,
         one narrowed into a package's release builds on that release."""
         b, r = state.bisection, state.releases
-        if b is not None and b.narrowed and self._narrowed_to != (b.parent_sha, b.first_bad.sha):
-            self.narrowed(b.parent_sha, b.first_bad.sha)
-        if r is not None and r.narrowed and self.cands.overlay is None:
+        if r is not None and r.narrowed and self.cands.overlay is None:  # the package's first
             self.narrowed_release(r.package, (r.parent.sha or "", r.first_bad.sha or ""))
+        if b is not None and b.narrowed and self._narrowed_to != (b.parent_sha, b.first_bad.sha):
+            self.narrowed(b.parent_sha, b.first_bad.sha)  # then a commit inside it, if any
 
     @property
     def config(self) -> TargetConfig:

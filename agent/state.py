@@ -246,6 +246,9 @@ class InvestigationState(BaseModel):
     # a [stack]'s culprit package: its releases between the two versions, searched as commits
     # are (a release's version where a commit's sha stands: agent/phases/releases.py)
     releases: Bisection | None = None
+    # inside its first slow release: the repository its hunks are read from, and the slow
+    # side's commit there (the releases' files, or the project's own history)
+    package_source: tuple[str, str] | None = None
     configs: dict[str, Variant] = Field(default_factory=dict)
     bad_key: str = ""
     good_key: str = ""

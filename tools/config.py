@@ -235,6 +235,9 @@ class StackSection(_Section):
     wheels: str | None = None  # a folder of wheels, searched first (the only source offline)
     index_url: str | None = None  # default: uv's (PyPI, or UV_INDEX_URL)
     offline: bool = False  # no index at all: every wheel from `wheels` or uv's cache
+    # package -> its project's git repository (a URL, or a path or bundle from the config's
+    # folder): inside its first slow release, the commits between the two releases' tags
+    repos: dict[str, str] = {}
 
 
 class TargetConfig(_Section):

@@ -98,6 +98,7 @@ class _State(BaseModel):
     carried: str = ""  # what the bad side carries as-is (CandidateSet.carried_patch)
     pins: dict[str, str] | None = None  # its package set, where a [stack] is under study
     overlay: Overlay | None = None  # the hunks are a package's: they go to its own tree
+    package_commit: str | None = None  # the package's tree is this commit's (a probe)
 
     def tree_patches(self) -> list[str]:
         """What goes on `tree_sha` for the target's own tree."""
@@ -120,14 +121,17 @@ def _state(config: TargetConfig, cands: CandidateSet, spec: ExperimentSpec) -> _
     if spec.commit is not None:
         if spec.reverted or spec.applied:
             raise ToolError("a commit's tree is launched as it is: no --revert or --apply")
+        overlay = cands.overlay  # inside a package's release: the commit is the package's
         return _State(
             hunks=[],
             env={**config.launch.env, **spec.env},
             command=config.launch.command,
             flags={},
             extra_args=spec.args,
-            tree_sha=spec.commit,
+            tree_sha=overlay.tree_sha if overlay else spec.commit,
             pins=cands.stack,
+            overlay=overlay,
+            package_commit=spec.commit if overlay else None,
         )
     from_good = spec.base == "good" if spec.base else bool(spec.applied)
     chosen = cands.by_id(spec.applied if from_good else spec.reverted)
@@ -317,8 +321,9 @@ def _stack_state(
     """Where a [stack] is under study: the package's patched files in front of its installed
     copy, and {python} the state's own environment (built on the node, once)."""
     if package is not None:
+        root = package / state.overlay.root if state.overlay else package
         state.env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, (str(node.place(package)), state.env.get("PYTHONPATH")))
+            filter(None, (str(node.place(root)), state.env.get("PYTHONPATH")))
         )
     if state.pins is None:
         return None
@@ -332,6 +337,7 @@ def package_tree(state: _State, base: str, out_dir: Path) -> AbstractContextMana
     if state.overlay is None:
         return nullcontext(None)
     patches = [h.patch for h in state.hunks]
+    base = state.package_commit or base
     return scratch_worktree(Path(state.overlay.repo), base, patches, out_dir / "package.patch")
 
 

@@ -71,6 +71,8 @@ STACK = """
 # good = "freeze-old.txt"   # pip freeze, ==-pinned requirements, uv.lock or pylock.toml
 # bad = "current"           # the same, or what {python} has installed now
 # wheels = "wheels/"        # searched first; with offline = true, the only source
+# repos = { sglang = "https://github.com/sgl-project/sglang" }  # a package's git history:
+#                           # inside its first slow release, its commits are bisected
 """
 
 LIBRARY_TEMPLATE = """\

@@ -45,6 +45,16 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
     )
 
 
+def commits_repo(state: InvestigationState, repo: git.Repo) -> git.Repo:
+    """The repository the bisection's commits are in: the target's, or inside a package's
+    first slow release read from its project's history, our clone of that."""
+    r = state.releases
+    if r is not None and r.narrowed and state.package_source is not None:
+        with contextlib.suppress(git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return git.Repo(state.package_source[0])
+    return repo
+
+
 def first_bad_commit(state: InvestigationState, repo: git.Repo) -> CommitInfo | None:
     """The first bad commit as the report names it (None: the uncommitted changes, or none)."""
     b = state.bisection

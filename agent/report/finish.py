@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import git
 
-from agent.report.bisection import bisection_result, first_bad_commit
+from agent.report.bisection import bisection_result, commits_repo, first_bad_commit
 from agent.report.markdown_page import render_markdown
 from agent.report.releases import releases_result
 from agent.result import (
@@ -88,7 +88,8 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
         if where is None:  # a hunk has its file, an env var or a server arg its name
             raise ValueError(f"candidate {cid} has neither a file nor a name")
         inside = state.releases is not None and state.releases.narrowed
-        commits = [] if inside else _commits(state, repo, c, first_bad)
+        # inside a release, commits are named only where its history was bisected
+        commits = [] if inside and state.bisection is None else _commits(state, repo, c, first_bad)
         out.append(
             Culprit(
                 kind=c.kind,
@@ -279,7 +280,7 @@ def _result(
         notes=state.notes,
         reproduction=state.reproduction,
         decomposition=_decomposition(state, culprits),
-        bisection=bisection_result(state, ctx.repo),
+        bisection=bisection_result(state, commits_repo(state, ctx.repo)),
         releases=releases_result(state),
         llm=None
         if state.llm is None
@@ -292,7 +293,7 @@ def _result(
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
-    culprits, whole = _culprits(state, ctx.repo)
+    culprits, whole = _culprits(state, commits_repo(state, ctx.repo))
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])
     # what --json prints and result.json holds, secrets masked: a plain dict in the state (the

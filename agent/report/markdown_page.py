@@ -57,7 +57,8 @@ def culprit_place(c: Culprit) -> list[str]:
     """A culprit's commit(s) and place."""
     lines = []
     if c.commit is not None:
-        lines.append(_commit_line(c.commit))
+        of = f" of {c.package.split()[0]}'s history ({c.package})" if c.package else ""
+        lines.append(_commit_line(c.commit) + of)
         lines += [f"also lines of {_commit_line(other)}" for other in c.commits[1:]]
     elif c.package is not None:
         lines.append(f"in the package's own files: {c.package}")

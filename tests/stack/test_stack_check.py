@@ -23,6 +23,14 @@ CASES = {
         'good = "good.txt"\nbad = "bad.txt"\noffline = true',
         "offline with no wheel folder",
     ),
+    "a package repository that is not there": (
+        'good = "good.txt"\nbad = "bad.txt"\nrepos = { slowlib = "no/such/folder" }',
+        "slowlib's repository no/such/folder is neither a path nor a URL",
+    ),
+    "a repository for a package neither set holds": (
+        'good = "good.txt"\nbad = "bad.txt"\nrepos = { fastlib = "https://example.invalid/f" }',
+        "fastlib is in neither package set",
+    ),
     "an index that cannot be reached": (
         'good = "good.txt"\nbad = "bad.txt"\nindex_url = "http://127.0.0.1:9/simple"',
         "cannot list the releases of slowlib",

@@ -139,6 +139,11 @@ class Overlay(BaseModel):
     releases: tuple[str, str]  # the release before and the first slow one
     tree_sha: str
     tree_patches: list[str]
+    head: str = ""  # the slow release's commit in `repo`
+    root: str = ""  # the folder of `repo` put on PYTHONPATH ("": its top)
+    history: bool = False  # `repo` is the project's own history (package_history.py)
+    tops: list[str] = []  # the top-level modules and folders the release installs
+    note: str = ""  # where the hunks were read from, in words
 
 
 class CandidateSet(BaseModel):

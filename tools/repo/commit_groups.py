@@ -65,7 +65,7 @@ class _Lines(BaseModel):
     touched: dict[str, int] = Field(default_factory=dict)  # latest commit changing the file
 
 
-def _read_log(repo: git.Repo, good_sha: str) -> tuple[list[RangeCommit], _Lines]:
+def _read_log(repo: git.Repo, good_sha: str, head: str) -> tuple[list[RangeCommit], _Lines]:
     text = repo.git.log(
         "--first-parent",
         "--diff-merges=first-parent",
@@ -75,7 +75,7 @@ def _read_log(repo: git.Repo, good_sha: str) -> tuple[list[RangeCommit], _Lines]
         "-U0",
         "-p",
         f"--format={_MARK}%H%x1f%an%x1f%aI%x1f%s",
-        f"{good_sha}..HEAD",
+        f"{good_sha}..{head}",
         strip_newline_in_stdout=False,
     )
     commits: list[RangeCommit] = []
@@ -123,17 +123,19 @@ def _place(c: Candidate, lines: _Lines, uncommitted: int) -> int | None:
     return lines.touched.get(c.file, uncommitted)
 
 
-def commit_groups(repo: git.Repo, good_sha: str, candidates: list[Candidate]) -> CommitGroups:
-    """Each hunk's first-parent commit after `good_sha`; no commits when HEAD is `good_sha` or
-    git cannot list the range (a shallow clone): then there is no commit level."""
+def commit_groups(
+    repo: git.Repo, good_sha: str, candidates: list[Candidate], head: str = "HEAD"
+) -> CommitGroups:
+    """Each hunk's first-parent commit after `good_sha` up to `head`; no commits when `head` is
+    `good_sha` or git cannot list the range (a shallow clone): then there is no commit level."""
     try:
-        commits, lines = _read_log(repo, good_sha)
+        commits, lines = _read_log(repo, good_sha, head)
     except git.GitCommandError:
         return CommitGroups()
     if not commits:
         return CommitGroups()
     groups = CommitGroups(
-        commits=commits, from_good=repo.is_ancestor(repo.commit(good_sha), repo.head.commit)
+        commits=commits, from_good=repo.is_ancestor(repo.commit(good_sha), repo.commit(head))
     )
     for commit in commits:
         commit.merge_base, commit.side = side_commits(repo, commit.sha)

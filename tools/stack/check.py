@@ -7,6 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from tools.config import TargetConfig
@@ -29,6 +30,9 @@ def stack_problems(config: TargetConfig, config_dir: Path) -> list[str]:
         good, bad = stack_sets(config, config_dir)
     except ToolError as e:
         return [f"stack: {e}"]
+    names = {*good.versions, *good.references, *bad.versions, *bad.references}
+    if problem := _repos_problem(config.stack.repos, names, config_dir):
+        return [problem]
     where = sources(config.stack, config_dir)
     if where.wheels and not Path(where.wheels).is_dir():
         return [f"stack.wheels: {where.wheels} is not a folder"]
@@ -42,6 +46,17 @@ def stack_problems(config: TargetConfig, config_dir: Path) -> list[str]:
         f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
     )
     return [f"stack: not found {_where(where.wheels, where.offline)}: {named}"]
+
+
+def _repos_problem(repos: dict[str, str], names: set[str], config_dir: Path) -> str | None:
+    """A `repos` entry for a package neither set holds, or naming neither a path nor a URL."""
+    held = {canonicalize_name(n) for n in names}
+    for package, source in repos.items():
+        if canonicalize_name(package) not in held:
+            return f"stack.repos: {package} is in neither package set"
+        if "://" not in source and "@" not in source and not (config_dir / source).exists():
+            return f"stack.repos: {package}'s repository {source} is neither a path nor a URL"
+    return None
 
 
 def _where(wheels: str | None, offline: bool) -> str:
