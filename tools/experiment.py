@@ -31,7 +31,8 @@ from tools.node.ssh_host import HostLost
 from tools.proc.import_trace import ImportTrace, build_env
 from tools.proc.worker_env import WorkerEnv, after_start
 from tools.progress import Progress
-from tools.repo.candidates import Candidate, CandidateSet, Overlay
+from tools.repo.candidates import Candidate, CandidateSet
+from tools.repo.overlay import Overlay
 from tools.repo.target import Target
 from tools.repo.worktree import scratch_worktree
 from tools.secrets import mask_files

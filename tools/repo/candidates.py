@@ -27,6 +27,7 @@ from tools.config import CONFIG_NAME, TargetConfig
 from tools.errors import ToolError
 from tools.folders import sessions_root, state_dir
 from tools.repo.git_names import header_name, submodule_change, unquote
+from tools.repo.overlay import Overlay
 from tools.repo.worktree import (
     GitError,
     add_paths,
@@ -126,24 +127,6 @@ class Candidate(BaseModel):
     def summary(self) -> dict:
         keys = ["id", "kind", "file", "header", "added", "removed", "origin", "name", "good", "bad"]
         return {k: v for k, v in self.model_dump(include=set(keys)).items() if v is not None}
-
-
-class Overlay(BaseModel):
-    """Where the candidates are a package's hunks (inside its first slow release): they apply
-    to `repo` (the package's two releases, tools/stack/package_source.py) at the set's
-    `good_sha`, put first on PYTHONPATH; the target's own tree is `tree_sha` with
-    `tree_patches` (its bad state) in every state."""
-
-    repo: str
-    package: str
-    releases: tuple[str, str]  # the release before and the first slow one
-    tree_sha: str
-    tree_patches: list[str]
-    head: str = ""  # the slow release's commit in `repo`
-    root: str = ""  # the folder of `repo` put on PYTHONPATH ("": its top)
-    history: bool = False  # `repo` is the project's own history (package_history.py)
-    tops: list[str] = []  # the top-level modules and folders the release installs
-    note: str = ""  # where the hunks were read from, in words
 
 
 class CandidateSet(BaseModel):

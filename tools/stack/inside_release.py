@@ -14,7 +14,8 @@ from pathlib import Path
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.folders import cache_dir
-from tools.repo.candidates import CandidateSet, Overlay, commit_changes
+from tools.repo.candidates import CandidateSet, commit_changes
+from tools.repo.overlay import Overlay
 from tools.repo.worktree import open_repo
 from tools.stack.candidates import sources
 from tools.stack.environment import build_environment
