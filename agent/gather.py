@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent.profile.time_moved import mover_line
 from agent.relevance import Facts, untraced
 from agent.state import InvestigationState
 from tools.code_paths.serving import loaded_architectures
@@ -127,9 +128,28 @@ def describe(state: InvestigationState) -> list[str]:
                 "report (started isolated, or with an environment of their own): no file is "
                 "dropped as never imported"
             )
+    lines += _time_moved(state)
     if facts.workers:
         roles: dict[str, int] = {}
         for proc in facts.workers.processes:
             roles[proc.role] = roles.get(proc.role, 0) + 1
         lines.append("server processes: " + ", ".join(f"{n} {r}" for r, n in roles.items()))
     return lines
+
+
+def _time_moved(state: InvestigationState) -> list[str]:
+    """The profiles' movers (self time), or why there are none."""
+    facts = state.facts
+    assert facts is not None
+    if facts.trace is None:
+        return []
+    profiles = [t.profile for t in (facts.trace, facts.good_trace) if t is not None]
+    if not any(p is not None and p.seconds for p in profiles):
+        return [
+            "profile: no process sampled the target's own code (no Python process reported, "
+            "or its time is spent outside Python): no profile priors"
+        ]
+    own = [m for m in facts.movers if m.kind == "self"]
+    if not own:
+        return ["profile: no function's time per unit moved beyond the sampling's error"]
+    return [f"where the time moved: {mover_line(m, state.unit)} (self time)" for m in own[:3]]

@@ -24,6 +24,7 @@ from agent.llm.reasoner import LLMReasoner
 from agent.narrow import lay_out, narrow
 from agent.phases import lines
 from agent.phases.launches import launch_traced, record_experiment, references
+from agent.profile.time_moved import time_moved
 from agent.report.finish import finish
 from agent.rounds import plan_round
 from agent.runner import Runner
@@ -67,6 +68,7 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
         s.status, s.phase = "error", "report"
         return dict(s)
     s.facts = facts_from(launched[0], node_gpu=launched[0].gpu, good=launched[1])
+    s.facts.movers = time_moved(s)
     lines.described(s, ctx.log)
     s.phase = "hypothesize"
     lines.stop_if(s, measured_elsewhere(s), ctx.log)  # no configuration would run as built

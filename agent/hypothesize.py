@@ -15,6 +15,7 @@ from pathlib import Path
 import git
 
 from agent.priors import prior
+from agent.profile.ties import profile_priors
 from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
@@ -46,8 +47,11 @@ def _bad_source(repo_root: Path, path: str) -> str | None:
         return None
 
 
-def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Relevance], list[Link]]:
-    """Each candidate's relevance and the links between candidates, each file read once."""
+def _verdicts(
+    state: InvestigationState, repo: git.Repo
+) -> tuple[dict[str, Relevance], list[Link], dict[str, str | None]]:
+    """Each candidate's relevance and the links between candidates, each file read once; and
+    the bad side's sources of the hunks' files."""
     facts = state.facts
     if facts is None:  # gather reads the facts before this phase
         raise RuntimeError("hypothesize needs the facts of the bad state (gather)")
@@ -74,7 +78,7 @@ def _verdicts(state: InvestigationState, repo: git.Repo) -> tuple[dict[str, Rele
     requires = facts.requires
     pins = package_links(state.candidates, requires.get("bad", {}), requires.get("good", {}))
     links += [Link(**link.model_dump()) for link in pins]
-    return verdicts, links
+    return verdicts, links, bad
 
 
 def _inside_release(
@@ -131,6 +135,22 @@ def kept_by_links(verdicts: dict[str, Relevance], links: list[Link]) -> dict[str
     return reached
 
 
+def _profile_ties(
+    state: InvestigationState, bad_sources: dict[str, str | None]
+) -> dict[str, tuple[float, str]]:
+    """The profile's prior factors for the hunks (agent/profile/ties.py)."""
+    facts = state.facts
+    if facts is None or not facts.movers:
+        return {}
+    sampled = {
+        function
+        for trace in (facts.trace, facts.good_trace)
+        if trace is not None and trace.profile is not None
+        for function in trace.profile.functions
+    }
+    return profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit)
+
+
 def link_sentence(link: Link) -> str:
     return f"{link.a} and {link.b} move together: {link.reason}"
 
@@ -138,8 +158,9 @@ def link_sentence(link: Link) -> str:
 def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
     """Fill state.hypotheses, state.links and state.dropped; return sentences for the
     transcript."""
-    verdicts, state.links = _verdicts(state, repo)
+    verdicts, state.links, bad_sources = _verdicts(state, repo)
     said = [link_sentence(link) for link in state.links]
+    ties = _profile_ties(state, bad_sources)
     inside_release = state.releases is not None and state.releases.narrowed
     if state.bisection is None and not inside_release:  # inside a commit, the range is known
         state.commits = commit_groups(repo, state.good_sha, state.candidates)
@@ -152,6 +173,10 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
             hypothesis.prior *= verdict.prior_factor
             hypothesis.reasons.append(verdict.reason)
             hypothesis.evidence += verdict.evidence
+        if c.id in ties:  # where the time moved: it orders the search, never drops
+            factor, reason = ties[c.id]
+            hypothesis.prior *= factor
+            hypothesis.reasons.append(reason)
         if c.id in rescued and verdict.reason in UNUSED:
             # links never override the trace: no process loaded the file, so no launch of
             # the server runs it; it travels with its partner and is never a cause

@@ -180,6 +180,9 @@ def update_levels(state: InvestigationState) -> None:
     # search would report (a 65x gap on 3 % noise; at 15 % noise, one launch is never that close)
     ranged = state.bisection is not None
     min_df = BISECT_MIN_DF if ranged else MIN_NOISE_DF
+    references = (state.configs.get(state.bad_key), state.configs.get(state.good_key))
+    if any(r is None or not r.values for r in references):
+        return  # a reference not measured yet (a parent good by ancestry): judged once it is
     for config in state.configs.values():
         if config.key in (state.bad_key, state.good_key) or not config.values:
             continue

@@ -25,6 +25,7 @@ from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
 from tools.proc.import_trace import ImportTrace
 from tools.proc.worker_env import WorkerEnv
+from tools.profile.movers import Mover
 from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import fingerprint, mask
 
@@ -46,6 +47,8 @@ class Facts(BaseModel):
     requires: dict[str, dict[str, list[str]]] = {}
     workers: WorkerEnv | None = None
     gpu: GpuInfo | None = None  # from the server log, else the node (None: guards undecided)
+    # where the time moved between the traced references' profiles (agent/profile)
+    movers: list[Mover] = []
 
 
 def untraced(facts: Facts) -> list[int]:

@@ -178,6 +178,13 @@ class JudgeSection(_Section):
     min_share: float = Field(default=0.05, ge=0.0, lt=1.0)
 
 
+class ProfileSection(_Section):
+    """Profiles of the traced reference launches (where the time moved, as priors)."""
+
+    enabled: bool = True  # sample every Python process of the traced launches
+    interval_ms: float = Field(default=5.0, gt=0.1, le=1000.0)  # between two samples
+
+
 class LLMSection(_Section):
     """The LLM reasoner (optional): any OpenAI-compatible endpoint; OPENAI_API_KEY from env."""
 
@@ -249,6 +256,7 @@ class TargetConfig(_Section):
     symptom: SymptomSection = Field(default_factory=SymptomSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
     judge: JudgeSection = Field(default_factory=JudgeSection)
+    profile: ProfileSection = Field(default_factory=ProfileSection)
     llm: LLMSection = Field(default_factory=LLMSection)
     host: HostSection | None = None  # absent: the target is on this machine
     cluster: ClusterSection = Field(default_factory=ClusterSection)

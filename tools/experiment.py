@@ -28,7 +28,7 @@ from tools.gpu.info import GpuInfo, query_gpu
 from tools.measure import LaunchPlan, Measurement, measure
 from tools.node.nodes import Node, open_node
 from tools.node.ssh_host import HostLost
-from tools.proc.import_trace import ImportTrace, build_env
+from tools.proc.import_trace import PROFILE_INTERVAL_VAR, PROFILE_VAR, ImportTrace, build_env
 from tools.proc.worker_env import WorkerEnv, after_start
 from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
@@ -270,7 +270,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
     ):
         environment = _stack_state(target, state, node, package, out_dir)
         cwd = tree / node.subdir
-        env = node.traced_env(state.env, cwd) if trace else state.env
+        env = node.traced_env(_profiled(state.env, config), cwd) if trace else state.env
         changed = {c.file for c in target.cands.candidates if c.file}
         # which changed data files the launch reads; the changed .py files, which the import
         # trace shows loaded or not, check that the watch sees the launch's opens at all
@@ -314,6 +314,12 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
             else None
         )
     return _Launched(measured, logs, imports, gpu, environment)
+
+
+def _profiled(env: dict[str, str], config: TargetConfig) -> dict[str, str]:
+    """A traced launch's env with the sampling profiler on or off, as [profile] says."""
+    on = "1" if config.profile.enabled else "0"
+    return {**env, PROFILE_VAR: on, PROFILE_INTERVAL_VAR: str(config.profile.interval_ms)}
 
 
 def _stack_state(

@@ -16,6 +16,7 @@ from pathlib import Path, PurePath
 from pydantic import BaseModel
 
 from tools.proc.open_trace import OpenTrace
+from tools.profile.samples import Profile, read_profile
 
 HOOK_DIR = Path(__file__).parent / "hooks"
 
@@ -31,12 +32,15 @@ class ImportTrace(BaseModel):
     # where the launch ran in an environment of a [stack]: the distributions any process loaded
     # a module or a shared library of (canonical names); None: not known
     distributions: list[str] | None = None
+    profile: Profile | None = None  # where its processes spent their time (tools/profile)
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)
 
 
 TRACE_DIR_VAR = "DEBUG_AGENT_IMPORT_TRACE_DIR"
+PROFILE_VAR = "DEBUG_AGENT_PROFILE"  # "1": the sampling profiler runs beside the trace
+PROFILE_INTERVAL_VAR = "DEBUG_AGENT_PROFILE_INTERVAL_MS"
 BUILD = "build"  # the build step's reports: what it imported counts, its processes do not
 
 
@@ -63,6 +67,7 @@ def traced_env(
         **env,
         "PYTHONPATH": os.pathsep.join([str(hook_dir), *parts]),
         TRACE_DIR_VAR: str(trace_dir),
+        PROFILE_VAR: env.get(PROFILE_VAR) or os.environ.get(PROFILE_VAR) or "1",
     }
 
 
@@ -114,6 +119,7 @@ def read_trace(
         pids=pids,
         from_checkout=checkout,
         elsewhere=elsewhere,
+        profile=read_profile(trace_dir, root, resolve),
     )
 
 

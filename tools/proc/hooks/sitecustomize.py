@@ -89,6 +89,8 @@ def _dump(directory: str) -> None:
     _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
     argv = getattr(sys, "orig_argv", sys.argv)  # orig_argv: Python 3.10 and up
     _write(base + ".txt", " ".join(argv) + "\n" + "\n".join(files) + "\n")
+    if _profile is not None:
+        _profile.dump(directory)
 
 
 def _read(path: str) -> str | None:
@@ -129,6 +131,14 @@ def _start(directory: str) -> None:
     threading.Thread(
         target=_loop, args=(directory,), daemon=True, name="debug-agent-import-trace"
     ).start()
+    if _profile is not None:
+        _profile.start()
+
+
+_profile = None
+if os.environ.get("DEBUG_AGENT_PROFILE") == "1":  # the sampling profiler, beside the trace
+    with contextlib.suppress(ImportError):
+        import debug_agent_profile as _profile  # type: ignore[no-redef]
 
 
 if _DIR:

@@ -1,0 +1,146 @@
+"""Which hunks a profile's movers speak for, and the priors that gives.
+
+A hunk is tied to a function that moved when its changed lines lie in that function, or when
+it changes a name (a class attribute, a module constant: a compiled regex, a table) that the
+function spending the time uses. Its prior grows with the largest share of the gap such a
+function carries in self time (the function that spends it), or half of it in inclusive time
+(a function on the way to the slow code, which the hunk may have made call it more); a hunk
+whose own functions were sampled in both references and moved in neither is searched later
+(its prior halved). Nothing is dropped on a profile alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from agent.profile.time_moved import mover_line
+from tools.code_paths.dependencies import changed_line_numbers
+from tools.profile.movers import Mover
+from tools.repo.candidates import Candidate
+
+GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
+CLEARED = 0.5
+
+
+@dataclass
+class _Function:
+    qualname: str
+    first: int
+    last: int
+    uses: set[str] = field(default_factory=set)  # names and attributes its body mentions
+
+
+def _functions(tree: ast.Module) -> list[_Function]:
+    """Every function of a module with the qualified name CPython gives its code."""
+    found: list[_Function] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                uses = {n.id for n in ast.walk(child) if isinstance(n, ast.Name)}
+                uses |= {n.attr for n in ast.walk(child) if isinstance(n, ast.Attribute)}
+                found.append(_Function(name, child.lineno, child.end_lineno or child.lineno, uses))
+                walk(child, f"{name}.<locals>.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
+
+
+def _assigned(tree: ast.Module, lines: set[int]) -> set[str]:
+    """The names that statements outside functions touching `lines` assign or define."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            continue
+        span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if span & lines:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(target) if isinstance(n, ast.Attribute)}
+    return names
+
+
+def _lines(c: Candidate) -> set[int]:
+    """The lines a hunk adds in the bad file (where it only removes: where it did)."""
+    _, added = changed_line_numbers(c)
+    return added or {c.new_start() or 0}
+
+
+def _innermost(functions: list[_Function], lines: set[int]) -> list[_Function]:
+    """The functions holding one of `lines` that hold no other such function."""
+    inside = [f for f in functions if any(f.first <= n <= f.last for n in lines)]
+    return [
+        f
+        for f in inside
+        if not any(g is not f and f.first <= g.first and g.last <= f.last for g in inside)
+    ]
+
+
+def _tie(
+    c: Candidate, functions: list[_Function], tree: ast.Module, moved: list[Mover], unit: str
+) -> tuple[float, str] | None:
+    """The largest share of a mover the hunk is tied to, and the words for it."""
+    lines = _lines(c)
+    innermost = {f.qualname for f in _innermost(functions, lines)}
+    names = _assigned(tree, lines) if not innermost else set()
+    best: tuple[float, str] | None = None
+    for m in moved:
+        path, _, qualname = m.function.partition(":")
+        if path != c.file or m.delta <= 0 or not m.share:
+            continue
+        function = next((f for f in functions if f.qualname == qualname), None)
+        how = ""
+        if qualname in innermost:
+            how = "its lines lie in it"
+        elif m.kind == "self" and function is not None and names & function.uses:
+            how = f"it changes {', '.join(sorted(names & function.uses))}, which it uses"
+        # inclusive time grows on the whole way to the slow code: half the weight
+        weight = m.share * (1.0 if m.kind == "self" else 0.5)
+        if how and (best is None or weight > best[0]):
+            best = (weight, f"profile: {mover_line(m, unit)}; {how}")
+    return best
+
+
+def profile_priors(
+    candidates: list[Candidate],
+    bad_sources: dict[str, str | None],
+    moved: list[Mover],
+    sampled: set[str],
+    unit: str,
+) -> dict[str, tuple[float, str]]:
+    """Each hunk's prior factor from the profile, with the reason quoted in the transcript.
+    `sampled`: the functions ("path:qualname") either reference's profile saw."""
+    parsed: dict[str, tuple[ast.Module, list[_Function]] | None] = {}
+    out: dict[str, tuple[float, str]] = {}
+    for c in candidates:
+        if c.kind != "hunk" or not c.file:
+            continue
+        if c.file not in parsed:
+            try:
+                tree = ast.parse(bad_sources.get(c.file) or "")
+                parsed[c.file] = (tree, _functions(tree))
+            except (SyntaxError, ValueError, RecursionError):
+                parsed[c.file] = None
+        found = parsed[c.file]
+        if found is None or not found[1]:
+            continue
+        tree, functions = found
+        tied = _tie(c, functions, tree, moved, unit)
+        if tied is not None:
+            out[c.id] = (1 + GROWTH * min(max(tied[0], 0.0), 1.0), tied[1])
+            continue
+        _, added = changed_line_numbers(c)
+        own = {
+            f"{c.file}:{f.qualname}" for f in _innermost(functions, added or {c.new_start() or 0})
+        }
+        if own and own <= sampled and not own & {m.function for m in moved}:
+            listed = ", ".join(sorted(q.partition(":")[2] for q in own))
+            out[c.id] = (CLEARED, f"profile: {listed} took the same time in both references")
+    return out

@@ -1,0 +1,78 @@
+"""debug-agent's sampling profiler, started in every Python process of a launch by the import
+trace's sitecustomize when DEBUG_AGENT_PROFILE is 1 (a profiler that needs no attaching,
+no privileges and nothing installed in the target's environment).
+
+A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INTERVAL_MS
+(default 5) and adds the time since its last look to the stack, root first, as
+`file:function:first line` frames joined by ";" (the collapsed format of flame graphs).
+<trace dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the
+interval; it is written with the import trace's report (on its changes, on a flush token, at
+exit). A thread waiting in C (a lock, a socket) is sampled where it
+waits: wall time, not CPU time, since a regression can be a wait as well as work.
+"""
+
+from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)
+
+import json
+import os
+import sys
+import threading
+import time
+
+_ON = os.environ.get("DEBUG_AGENT_PROFILE") == "1"
+_INTERVAL_S = float(os.environ.get("DEBUG_AGENT_PROFILE_INTERVAL_MS") or 5) / 1000
+_MAX_DEPTH = 128
+_counts: dict[str, float] = {}  # stack -> seconds
+_taken = [0]  # samples taken (a list: written by the sampler thread)
+_OWN = ("debug-agent-profile", "debug-agent-import-trace")
+
+
+def _stack(frame) -> str:  # type: ignore[no-untyped-def]
+    frames: list[str] = []
+    while frame is not None and len(frames) < _MAX_DEPTH:
+        code = frame.f_code
+        name = getattr(code, "co_qualname", code.co_name)  # 3.11 and up: Class.method
+        frames.append(f"{code.co_filename}:{name}:{code.co_firstlineno}")
+        frame = frame.f_back
+    return ";".join(reversed(frames))
+
+
+def _sample() -> None:
+    skip: set[int] = set()
+    last = time.perf_counter()
+    while True:
+        time.sleep(_INTERVAL_S)
+        # the time since the last look: a C call that holds the GIL (a regex, a copy) keeps
+        # this thread waiting, and when it wakes the calling frame is the one on the stack
+        now = time.perf_counter()
+        weight, last = now - last, now
+        skip |= {t.ident for t in threading.enumerate() if t.name in _OWN and t.ident}
+        for ident, frame in sys._current_frames().items():
+            if ident in skip:
+                continue
+            key = _stack(frame)
+            _counts[key] = _counts.get(key, 0.0) + weight
+        _taken[0] += 1
+
+
+def dump(directory: str) -> None:
+    """Write this process's profile so far (beside the import trace's report)."""
+    if not _ON:
+        return
+    path = os.path.join(directory, f"{os.getpid()}.profile.json")
+    data = {"interval_s": _INTERVAL_S, "samples": _taken[0], "stacks": dict(_counts)}
+    try:
+        with open(path + ".tmp", "w") as out:
+            json.dump(data, out)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass
+
+
+def start() -> None:
+    """Start sampling this process (again in a forked child: it has only the forking thread)."""
+    if not _ON:
+        return
+    _counts.clear()
+    _taken[0] = 0
+    threading.Thread(target=_sample, daemon=True, name="debug-agent-profile").start()

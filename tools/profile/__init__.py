@@ -1,0 +1,1 @@
+"""Profiles of launches: where the time went, and where it moved between two states."""

@@ -1,0 +1,92 @@
+"""Where the time moved: the functions whose time per unit of the bench differs between the
+bad and the good profile.
+
+A function's time per unit is the share of the samples with it on the stack (inclusive) or at
+its top (self), times the bench's value where that is a time (a latency), or its inverse where
+it is a rate (tokens per second: the time per token). The interval is the sampling's own (a
+binomial share of the n samples taken), not the launches' noise; the share is of the gap
+between the two values. Self time names the function that spends it (a regex run from it, a
+sleep, a loop); inclusive time every function on the way to it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel
+
+from tools.profile.samples import Profile
+
+Z95 = 1.96
+Change = Literal["grew", "shrank", "appeared", "vanished"]
+SHOWN = 12
+
+
+class Mover(BaseModel):
+    function: str  # "path:qualname"
+    kind: Literal["self", "inclusive"]
+    bad: float  # its time per unit in the bad state (the metric's unit)
+    good: float
+    delta: float  # bad - good
+    low: float  # the delta's 95 % interval
+    high: float
+    share: float | None  # delta / (bad value - good value), as times per unit
+    change: Change
+
+
+def per_unit(value: float, higher_is_worse: bool) -> float:
+    """The time one unit of the bench takes: the value itself for a time, 1/value for a rate."""
+    return value if higher_is_worse else (1.0 / value if value else 0.0)
+
+
+def movers(
+    bad: Profile,
+    good: Profile,
+    bad_value: float,
+    good_value: float,
+    higher_is_worse: bool,
+    kind: Literal["self", "inclusive"] = "self",
+) -> list[Mover]:
+    """The functions whose time per unit moved significantly, the largest rise first."""
+    if not bad.seconds or not good.seconds:
+        return []
+    unit_bad = per_unit(bad_value, higher_is_worse)
+    unit_good = per_unit(good_value, higher_is_worse)
+    gap = unit_bad - unit_good
+    column = 0 if kind == "inclusive" else 1
+    found = []
+    for function in bad.functions.keys() | good.functions.keys():
+        p_bad = bad.functions.get(function, (0.0, 0.0))[column] / bad.seconds
+        p_good = good.functions.get(function, (0.0, 0.0))[column] / good.seconds
+        t_bad, t_good = p_bad * unit_bad, p_good * unit_good
+        spread = Z95 * math.hypot(
+            unit_bad * math.sqrt(p_bad * (1 - p_bad) / max(bad.samples, 1)),
+            unit_good * math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
+        )
+        delta = t_bad - t_good
+        if abs(delta) <= spread or (p_bad == 0 and p_good == 0):
+            continue
+        change: Change = (
+            "appeared"
+            if p_good == 0
+            else "vanished"
+            if p_bad == 0
+            else "grew"
+            if delta > 0
+            else "shrank"
+        )
+        found.append(
+            Mover(
+                function=function,
+                kind=kind,
+                bad=t_bad,
+                good=t_good,
+                delta=delta,
+                low=delta - spread,
+                high=delta + spread,
+                share=delta / gap if gap else None,
+                change=change,
+            )
+        )
+    return sorted(found, key=lambda m: -m.delta)
