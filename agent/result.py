@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from agent.symptom import Symptom
+from tools.profile.movers import Mover
 from tools.repo.commit_info import CommitInfo
 
 # defined here, where reading a result stays light (the session list, replay); agent.state
@@ -247,6 +248,8 @@ class InvestigationResult(BaseModel):
     rest: list[RestSearch] = []
     # a [stack]'s culprit package searched down to its first slow release
     releases: ReleasesResult | None = None
+    # where the time moved between the traced references (self time, the largest rise first)
+    time_moved: list[Mover] = []
 
 
 class ResultSummary(BaseModel):

@@ -282,6 +282,7 @@ def _result(
         decomposition=_decomposition(state, culprits),
         bisection=bisection_result(state, commits_repo(state, ctx.repo)),
         releases=releases_result(state),
+        time_moved=[m for m in (state.facts.movers if state.facts else []) if m.kind == "self"],
         llm=None
         if state.llm is None
         else LLMResult.model_validate(

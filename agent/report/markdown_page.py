@@ -7,6 +7,7 @@ from __future__ import annotations
 from agent.levels import between
 from agent.report.bisection import bisection_lines
 from agent.report.releases import releases_lines
+from agent.report.time_moved import time_moved_lines
 from agent.result import Culprit, InvestigationResult
 from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
@@ -189,6 +190,7 @@ def render_markdown(state: InvestigationState) -> str:
         *_verdict_lines(r),
         *releases_lines(r),
         *_decomposition_lines(r),
+        *time_moved_lines(r),
     ]
     lines += [
         "## Configurations measured",

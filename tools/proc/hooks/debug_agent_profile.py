@@ -8,7 +8,10 @@ A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INT
 <trace dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the
 interval; it is written with the import trace's report (on its changes, on a flush token, at
 exit). A thread waiting in C (a lock, a socket) is sampled where it
-waits: wall time, not CPU time, since a regression can be a wait as well as work.
+waits: wall time, not CPU time, since a regression can be a wait as well as work. A C call
+that holds the GIL (a regex, a copy) keeps the sampler waiting; the time it waited goes to
+the stack where the interpreter next lets it run: the calling function when the call is in a
+loop, the caller's next call otherwise.
 """
 
 from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)

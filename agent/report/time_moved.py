@@ -1,0 +1,28 @@
+"""The "Where the time moved" section of report.md: the profiles' self-time movers."""
+
+from __future__ import annotations
+
+from agent.result import InvestigationResult
+
+
+def time_moved_lines(r: InvestigationResult) -> list[str]:
+    """The movers between the traced references as a table (none: no section)."""
+    if not r.time_moved:
+        return []
+    unit = r.metric.unit
+    lines = [
+        "## Where the time moved",
+        "",
+        "Self time per unit of the bench in the traced references' profiles (95 % interval "
+        "from the sampling):",
+        "",
+        f"| function | good ({unit}) | bad ({unit}) | change | share of the gap |",
+        "|---|---|---|---|---|",
+    ]
+    for m in r.time_moved:
+        share = "" if m.share is None else f"{m.share:.0%}"
+        lines.append(
+            f"| `{m.function}` | {m.good:.3g} | {m.bad:.3g} | {m.change} "
+            f"{m.delta:+.3g} [{m.low:+.3g}, {m.high:+.3g}] | {share} |"
+        )
+    return [*lines, ""]

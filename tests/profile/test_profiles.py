@@ -1,0 +1,111 @@
+"""Profiles of real processes (the sampler the import trace's hook starts), where the time
+moved between two of them, and the priors an investigation draws from that."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import make_repo, run_cli, sh
+from tools.proc.import_trace import PROFILE_VAR, traced_env
+from tools.profile.movers import movers
+from tools.profile.samples import read_profile
+
+# `scan` runs a regex whose backtracking holds the GIL for each call, ROUNDS times; `tidy` is
+# light Python work beside it
+APP = """\
+import re
+import time
+
+PATTERN = re.compile(r"(a|aa)+$")
+ROUNDS = 40
+
+
+def scan():
+    for _ in range(ROUNDS):
+        PATTERN.match("a" * 16 + "b")
+
+
+def tidy():
+    return sum(range(2000))
+
+
+def main():
+    for _ in range(20):
+        started = time.perf_counter()
+        scan()
+        tidy()
+        print(f"latency_ms: {(time.perf_counter() - started) * 1000:.3f}")
+
+
+main()
+"""
+
+
+def _run(tree: Path, rounds: int, trace: Path, on: str = "1") -> float:
+    (tree / "app.py").write_text(APP.replace("ROUNDS = 40", f"ROUNDS = {rounds}"))
+    env = traced_env({PROFILE_VAR: on}, trace, tree)
+    done = subprocess.run(
+        [sys.executable, "app.py"], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    return min(float(line.split()[-1]) for line in done.stdout.splitlines())
+
+
+def test_the_function_that_runs_the_slow_regex_is_the_top_mover(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    bad_value = _run(tree, 400, tmp_path / "bad")
+    good_value = _run(tree, 40, tmp_path / "good")
+    bad, good = read_profile(tmp_path / "bad", tree), read_profile(tmp_path / "good", tree)
+    assert bad is not None and good is not None
+    assert bad.processes == 1 and bad.samples > 0
+    # the regex holds the GIL: the sampler waits, and the time it waited goes to `scan`, where
+    # the interpreter next lets it run (the loop's jump back)
+    assert bad.functions["app.py:scan"][1] > 0.5 * bad.seconds, bad.functions
+    [top, *_] = movers(bad, good, bad_value, good_value, higher_is_worse=True)
+    assert top.function == "app.py:scan" and top.change == "grew", top
+    assert top.share is not None and top.share > 0.7, top
+    assert top.low > 0  # beyond the sampling's error
+    inclusive = movers(bad, good, bad_value, good_value, True, "inclusive")
+    assert {"app.py:main", "app.py:scan"} <= {m.function for m in inclusive}
+
+
+def test_the_profiler_turned_off_writes_nothing(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    _run(tree, 4, tmp_path / "trace", on="0")
+    assert (tmp_path / "trace").is_dir() and list((tmp_path / "trace").glob("*.txt"))
+    assert read_profile(tmp_path / "trace", tree) is None
+
+
+def test_the_profile_puts_the_culprit_hunk_first(tmp_path: Path) -> None:
+    """Two commits after good: one makes the regex backtrack more (the culprit), one edits
+    `tidy`. The profile's movers name `scan` and the culprit hunk's prior says why; `tidy`'s
+    hunk, in a function that took the same time, is searched later."""
+    repo = make_repo(tmp_path, {"app.py": APP})
+    (repo / "app.py").write_text(APP.replace("range(2000)", "range(2001)"))
+    sh(repo, "git", "commit", "-qam", "tidy: one more")
+    (repo / "debug-agent.toml").write_text(
+        '[target]\ngood = "good"\n[bench]\nkind = "command"\ncommand = "{python} app.py"\n'
+        'metric = "latency_ms"\nmetric_regex = "latency_ms: ([0-9.]+)"\nper_launch = "best"\n'
+        "[profile]\ninterval_ms = 1\n"  # the good state runs for 30 ms: a sample a millisecond
+    )
+    sh(repo, "git", "add", "debug-agent.toml")
+    sh(repo, "git", "commit", "-qm", "config")
+    (repo / "app.py").write_text((repo / "app.py").read_text().replace("= 40", "= 400"))
+    sh(repo, "git", "commit", "-qam", "scan: more rounds")
+    done = run_cli("investigate", "--symptom", "latency_ms 20 (was 2)", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    [culprit] = result["culprits"]
+    assert "+ROUNDS = 400" in culprit["diff"], culprit
+    lines = Path(result["session_dir"], "transcript.jsonl").read_text().splitlines()
+    texts = [json.loads(line).get("text", "") for line in lines]
+    assert any(t.startswith("where the time moved: app.py:scan grew") for t in texts), texts
+    tied = [t for t in texts if t.startswith("kept") and "ROUNDS, which it uses" in t]
+    assert tied and "profile: app.py:scan grew" in tied[0], texts
+    report = Path(result["session_dir"], "report.md").read_text()
+    assert "## Where the time moved" in report and "`app.py:scan`" in report
