@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.profile.time_moved import mover_line
+from agent.profile.time_moved import mover_line, time_moved
 from agent.relevance import Facts, untraced
 from agent.state import InvestigationState
 from tools.code_paths.serving import loaded_architectures
@@ -20,6 +20,12 @@ from tools.gpu.info import GpuInfo
 from tools.gpu.log import gpu_from_log
 from tools.sglang.log import parse_log_file
 from tools.stack.requires import requirements
+
+
+def gather_facts(state: InvestigationState, bad: ExperimentResult, good: ExperimentResult) -> None:
+    """The facts of the two traced references, and where the time moved between them."""
+    state.facts = facts_from(bad, node_gpu=bad.gpu, good=good)
+    state.facts.movers = time_moved(state)
 
 
 def facts_from(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from agent.disturbed import set_aside_disturbed
-from agent.gather import facts_from, measured_elsewhere
+from agent.gather import gather_facts, measured_elsewhere
 from agent.hypothesize import hypothesize as hypotheses_of
 from agent.levels import update_levels
 from agent.llm.claims import rank_with
@@ -24,7 +24,6 @@ from agent.llm.reasoner import LLMReasoner
 from agent.narrow import lay_out, narrow
 from agent.phases import lines
 from agent.phases.launches import launch_traced, record_experiment, references
-from agent.profile.time_moved import time_moved
 from agent.report.finish import finish
 from agent.rounds import plan_round
 from agent.runner import Runner
@@ -67,8 +66,7 @@ def gather(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     if not launched:  # the working tree cannot be rebuilt, or a reference cannot run
         s.status, s.phase = "error", "report"
         return dict(s)
-    s.facts = facts_from(launched[0], node_gpu=launched[0].gpu, good=launched[1])
-    s.facts.movers = time_moved(s)
+    gather_facts(s, launched[0], launched[1])  # and where the time moved, from their profiles
     lines.described(s, ctx.log)
     s.phase = "hypothesize"
     lines.stop_if(s, measured_elsewhere(s), ctx.log)  # no configuration would run as built

@@ -59,6 +59,10 @@ max_minutes = 240
 # ssh = "me@gpu-node"   # user@host[:port] or a ~/.ssh/config alias; [target] repo is its path
 # python = "python3"    # the node's Python
 
+# [profile]         # the traced references' profiles (where the time moved), on by default
+# enabled = true
+# interval_ms = 5
+
 # [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
 # base_url = "http://127.0.0.1:30001/v1"
 # model = "..."

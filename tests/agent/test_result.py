@@ -69,12 +69,12 @@ def test_an_older_result_without_set_aside_or_llm_still_reads() -> None:
     assert {k: v for k, v in {**dumped, "culprits": culprits}.items() if k in old} == old
     added = ["unexplained_ci", "undecided", "not_ruled_out", "negligible", "carried", "rounds"]
     added += ["set_aside", "unresolved", "llm"]
-    added += ["reproduction", "decomposition", "bisection", "rest", "releases"]
+    added += ["reproduction", "decomposition", "bisection", "rest", "releases", "time_moved"]
     assert [k for k in dumped if k not in old] == added  # keys only added
     assert dumped["set_aside"] == dumped["unresolved"] == [] and dumped["llm"] is None
     assert dumped["reproduction"] is dumped["decomposition"] is dumped["rounds"] is None
     assert dumped["bisection"] is None and dumped["negligible"] == dumped["carried"] == {}
-    assert dumped["rest"] == [] and dumped["releases"] is None
+    assert dumped["rest"] == [] and dumped["releases"] is None and dumped["time_moved"] == []
     assert all(c["share_ci"] is c["commit"] is None for c in dumped["culprits"])
 
 
