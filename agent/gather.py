@@ -158,4 +158,7 @@ def _time_moved(state: InvestigationState) -> list[str]:
     own = [m for m in facts.movers if m.kind == "self"]
     if not own:
         return ["profile: no function's time per unit moved beyond the sampling's error"]
-    return [f"where the time moved: {mover_line(m, state.unit)} (self time)" for m in own[:3]]
+    worse = state.worse == "higher"
+    return [
+        f"where the time moved: {mover_line(m, state.unit, worse)} (self time)" for m in own[:3]
+    ]

@@ -148,7 +148,8 @@ def _profile_ties(
         if trace is not None and trace.profile is not None
         for function in trace.profile.functions
     }
-    return profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit)
+    worse = state.worse == "higher"
+    return profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit, worse)
 
 
 def link_sentence(link: Link) -> str:

@@ -84,7 +84,12 @@ def _innermost(functions: list[_Function], lines: set[int]) -> list[_Function]:
 
 
 def _tie(
-    c: Candidate, functions: list[_Function], tree: ast.Module, moved: list[Mover], unit: str
+    c: Candidate,
+    functions: list[_Function],
+    tree: ast.Module,
+    moved: list[Mover],
+    unit: str,
+    higher_is_worse: bool,
 ) -> tuple[float, str] | None:
     """The largest share of a mover the hunk is tied to, and the words for it."""
     lines = _lines(c)
@@ -104,7 +109,7 @@ def _tie(
         # inclusive time grows on the whole way to the slow code: half the weight
         weight = m.share * (1.0 if m.kind == "self" else 0.5)
         if how and (best is None or weight > best[0]):
-            best = (weight, f"profile: {mover_line(m, unit)}; {how}")
+            best = (weight, f"profile: {mover_line(m, unit, higher_is_worse)}; {how}")
     return best
 
 
@@ -114,6 +119,7 @@ def profile_priors(
     moved: list[Mover],
     sampled: set[str],
     unit: str,
+    higher_is_worse: bool = True,
 ) -> dict[str, tuple[float, str]]:
     """Each hunk's prior factor from the profile, with the reason quoted in the transcript.
     `sampled`: the functions ("path:qualname") either reference's profile saw."""
@@ -132,7 +138,7 @@ def profile_priors(
         if found is None or not found[1]:
             continue
         tree, functions = found
-        tied = _tie(c, functions, tree, moved, unit)
+        tied = _tie(c, functions, tree, moved, unit, higher_is_worse)
         if tied is not None:
             out[c.id] = (1 + GROWTH * min(max(tied[0], 0.0), 1.0), tied[1])
             continue

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent.state import InvestigationState
-from tools.profile.movers import Mover, movers
+from tools.profile.movers import Mover, movers, time_unit
 
 SHOWN = 8  # self-time movers kept in the facts, the largest rise first
 KEPT_INCLUSIVE = 40  # inclusive ones: the functions on the way to them
@@ -28,12 +28,13 @@ def time_moved(state: InvestigationState) -> list[Mover]:
     return own[:SHOWN] + on_the_way[:KEPT_INCLUSIVE]
 
 
-def mover_line(m: Mover, unit: str) -> str:
+def mover_line(m: Mover, unit: str, higher_is_worse: bool = True) -> str:
     """One mover in words: its function, its time per unit in both states, its share."""
+    label, k = time_unit(unit, higher_is_worse)
     share = f", {m.share:.0%} of the gap" if m.share is not None else ""
+    if m.delta < 0:
+        return f"{m.function} {m.change}: {m.good * k:.3g} -> {m.bad * k:.3g} {label}{share}"
     return (
-        f"{m.function} {m.change}: {m.good:.3g} -> {m.bad:.3g} {unit} per unit "
-        f"(+{m.delta:.3g} [95 %: {m.low:.3g} to {m.high:.3g}]{share})"
-        if m.delta >= 0
-        else f"{m.function} {m.change}: {m.good:.3g} -> {m.bad:.3g} {unit} per unit{share}"
+        f"{m.function} {m.change}: {m.good * k:.3g} -> {m.bad * k:.3g} {label} "
+        f"(+{m.delta * k:.3g} [95 %: {m.low * k:.3g} to {m.high * k:.3g}]{share})"
     )

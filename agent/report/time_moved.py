@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from agent.result import InvestigationResult
+from tools.profile.movers import time_unit
 
 
 def time_moved_lines(r: InvestigationResult) -> list[str]:
     """The movers between the traced references as a table (none: no section)."""
     if not r.time_moved:
         return []
-    unit = r.metric.unit
+    unit, k = time_unit(r.metric.unit, r.symptom.direction == "lower")
     lines = [
         "## Where the time moved",
         "",
@@ -22,7 +23,7 @@ def time_moved_lines(r: InvestigationResult) -> list[str]:
     for m in r.time_moved:
         share = "" if m.share is None else f"{m.share:.0%}"
         lines.append(
-            f"| `{m.function}` | {m.good:.3g} | {m.bad:.3g} | {m.change} "
-            f"{m.delta:+.3g} [{m.low:+.3g}, {m.high:+.3g}] | {share} |"
+            f"| `{m.function}` | {m.good * k:.3g} | {m.bad * k:.3g} | {m.change} "
+            f"{m.delta * k:+.3g} [{m.low * k:+.3g}, {m.high * k:+.3g}] | {share} |"
         )
     return [*lines, ""]

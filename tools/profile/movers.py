@@ -35,6 +35,15 @@ class Mover(BaseModel):
     change: Change
 
 
+def time_unit(unit: str, higher_is_worse: bool) -> tuple[str, float]:
+    """How a time per unit is written for a metric in `unit`, and the factor to write it so:
+    a latency in its own unit; a rate (`tok/s`) as milliseconds per one of its units."""
+    if higher_is_worse:
+        return unit, 1.0
+    per = unit.removesuffix("/s") if unit.endswith("/s") else f"1/({unit})"
+    return f"ms per {per}", 1000.0 if unit.endswith("/s") else 1.0
+
+
 def per_unit(value: float, higher_is_worse: bool) -> float:
     """The time one unit of the bench takes: the value itself for a time, 1/value for a rate."""
     return value if higher_is_worse else (1.0 / value if value else 0.0)

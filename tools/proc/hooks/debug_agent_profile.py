@@ -6,8 +6,8 @@ A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INT
 (default 5) and adds the time since its last look to the stack, root first, as
 `file:function:first line` frames joined by ";" (the collapsed format of flame graphs).
 <trace dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the
-interval; it is written with the import trace's report (on its changes, on a flush token, at
-exit). A thread waiting in C (a lock, a socket) is sampled where it
+interval; it is written when debug-agent asks for the import trace's reports (a flush token)
+and at exit. A thread waiting in C (a lock, a socket) is sampled where it
 waits: wall time, not CPU time, since a regression can be a wait as well as work. A C call
 that holds the GIL (a regex, a copy) keeps the sampler waiting; the time it waited goes to
 the stack where the interpreter next lets it run: the calling function when the call is in a
@@ -30,12 +30,20 @@ _taken = [0]  # samples taken (a list: written by the sampler thread)
 _OWN = ("debug-agent-profile", "debug-agent-import-trace")
 
 
+_labels: dict[object, str] = {}  # code object -> its frame label, made once
+
+
+def _label(code) -> str:  # type: ignore[no-untyped-def]
+    name = getattr(code, "co_qualname", code.co_name)  # 3.11 and up: Class.method
+    label = _labels[code] = f"{code.co_filename}:{name}:{code.co_firstlineno}"
+    return label
+
+
 def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     frames: list[str] = []
     while frame is not None and len(frames) < _MAX_DEPTH:
         code = frame.f_code
-        name = getattr(code, "co_qualname", code.co_name)  # 3.11 and up: Class.method
-        frames.append(f"{code.co_filename}:{name}:{code.co_firstlineno}")
+        frames.append(_labels.get(code) or _label(code))
         frame = frame.f_back
     return ";".join(reversed(frames))
 

@@ -89,6 +89,12 @@ def _dump(directory: str) -> None:
     _write(base + ".env.json", json.dumps(_env_changes(), sort_keys=True))
     argv = getattr(sys, "orig_argv", sys.argv)  # orig_argv: Python 3.10 and up
     _write(base + ".txt", " ".join(argv) + "\n" + "\n".join(files) + "\n")
+
+
+def _dump_all(directory: str) -> None:
+    """The trace's report, and the profile (written only when asked and at exit: it grows
+    with every stack seen, and a server at start-up changes its modules many times)."""
+    _dump(directory)
     if _profile is not None:
         _profile.dump(directory)
 
@@ -111,6 +117,8 @@ def _loop(directory: str) -> None:
             dumped = seen
             _dump(directory)
         if token is not None and token != flushed:
+            if _profile is not None:
+                _profile.dump(directory)
             flushed = token
             _write(os.path.join(directory, f"{os.getpid()}.flushed"), token)
         delay = min(0.2, delay * 2)
@@ -145,7 +153,7 @@ if _DIR:
     _TRACE_DIR: str = _DIR
     with contextlib.suppress(OSError):  # a build step's reports: a folder of their own
         os.makedirs(_TRACE_DIR, exist_ok=True)
-    atexit.register(_dump, _TRACE_DIR)
+    atexit.register(_dump_all, _TRACE_DIR)
     _start(_TRACE_DIR)
     # a forked child has no threads but the one that forked: it reports under its own pid
     os.register_at_fork(after_in_child=lambda: _start(_TRACE_DIR))
