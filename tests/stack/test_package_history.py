@@ -86,15 +86,20 @@ def service(tmp_path: Path, wheels: Path, repos: str) -> Path:
     return repo
 
 
-def test_the_first_slow_commit_inside_the_first_slow_release(tmp_path: Path) -> None:
-    project, wheels = slowlib_project(tmp_path)
-    repo = service(tmp_path, wheels, str(project))
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+def _confirmed(repo: Path, cache: Path) -> tuple[dict, str]:
+    """The investigation of the service's upgrade, confirmed; its result and transcript."""
     args = ["investigate", "--symptom", "latency_ms 50 (was 10)", "--json"]
-    done = run_cli(*args, cwd=repo, env=env, timeout=600)
+    done = run_cli(*args, cwd=repo, env={"XDG_CACHE_HOME": str(cache)}, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["status"] == "confirmed", result["notes"]
+    return result, Path(result["session_dir"], "transcript.jsonl").read_text()
+
+
+def test_the_first_slow_commit_inside_the_first_slow_release(tmp_path: Path) -> None:
+    project, wheels = slowlib_project(tmp_path)
+    repo = service(tmp_path, wheels, str(project))
+    result, transcript = _confirmed(repo, tmp_path / "cache")
     releases = result["releases"]
     assert (releases["before"], releases["first_slow"]) == ("1.1", "1.2"), releases
     # the project's commits between v1.1 and v1.2, bisected: the third is the first slow one
@@ -107,7 +112,6 @@ def test_the_first_slow_commit_inside_the_first_slow_release(tmp_path: Path) -> 
     assert culprit["commit"]["subject"] == "work waits for the device", culprit
     report = Path(result["session_dir"], "report.md").read_text()
     assert "work waits for the device" in report and "slowlib 1.1 -> 1.2" in report
-    transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
     assert "read from the project's git history, v1.1..v1.2 of" in transcript
     assert "(src/ on PYTHONPATH)" in transcript
     # the project's clone is ours: the user's repository gained nothing
@@ -123,15 +127,9 @@ def test_a_history_without_the_release_tag_falls_back_to_the_release_files(
     project, wheels = slowlib_project(tmp_path)
     sh(project, "git", "tag", "-d", "v1.2")
     repo = service(tmp_path, wheels, str(project))
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    args = ["investigate", "--symptom", "latency_ms 50 (was 10)", "--json"]
-    done = run_cli(*args, cwd=repo, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout)
-    assert result["status"] == "confirmed", result["notes"]
+    result, transcript = _confirmed(repo, tmp_path / "cache")
     [culprit] = result["culprits"]
     assert culprit["file"] == "slowlib/__init__.py" and "time.sleep(0.05)" in culprit["diff"]
-    transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
     assert "the files the two releases installed, compared (no tag of" in transcript
     assert "names release 1.2)" in transcript
 
