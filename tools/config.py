@@ -182,7 +182,7 @@ class ProfileSection(_Section):
     """Profiles of the traced reference launches (where the time moved, as priors)."""
 
     enabled: bool = True  # sample every Python process of the traced launches
-    interval_ms: float = Field(default=5.0, gt=0.1, le=1000.0)  # between two samples
+    interval_ms: float = Field(default=10.0, gt=0.1, le=1000.0)  # between two samples
 
 
 class LLMSection(_Section):

@@ -61,7 +61,7 @@ max_minutes = 240
 
 # [profile]         # the traced references' profiles (where the time moved), on by default
 # enabled = true
-# interval_ms = 5
+# interval_ms = 10
 
 # [llm]             # optional: an OpenAI-compatible endpoint for the LLM reasoner
 # base_url = "http://127.0.0.1:30001/v1"

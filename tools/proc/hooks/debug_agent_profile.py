@@ -3,7 +3,7 @@ trace's sitecustomize when DEBUG_AGENT_PROFILE is 1 (a profiler that needs no at
 no privileges and nothing installed in the target's environment).
 
 A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INTERVAL_MS
-(default 5) and adds the time since its last look to the stack, root first, as
+(default 10) and adds the time since its last look to the stack, root first, as
 `file:function:first line` frames joined by ";" (the collapsed format of flame graphs).
 <trace dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the
 interval; it is written when debug-agent asks for the import trace's reports (a flush token)
@@ -23,7 +23,7 @@ import threading
 import time
 
 _ON = os.environ.get("DEBUG_AGENT_PROFILE") == "1"
-_INTERVAL_S = float(os.environ.get("DEBUG_AGENT_PROFILE_INTERVAL_MS") or 5) / 1000
+_INTERVAL_S = float(os.environ.get("DEBUG_AGENT_PROFILE_INTERVAL_MS") or 10) / 1000
 _MAX_DEPTH = 128
 _counts: dict[str, float] = {}  # stack -> seconds
 _taken = [0]  # samples taken (a list: written by the sampler thread)
@@ -48,8 +48,12 @@ def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     return ";".join(reversed(frames))
 
 
+def _own_threads() -> set[int]:
+    return {t.ident for t in threading.enumerate() if t.name in _OWN and t.ident}
+
+
 def _sample() -> None:
-    skip: set[int] = set()
+    skip = _own_threads()
     last = time.perf_counter()
     while True:
         time.sleep(_INTERVAL_S)
@@ -57,7 +61,8 @@ def _sample() -> None:
         # this thread waiting, and when it wakes the calling frame is the one on the stack
         now = time.perf_counter()
         weight, last = now - last, now
-        skip |= {t.ident for t in threading.enumerate() if t.name in _OWN and t.ident}
+        if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
+            skip = _own_threads()
         for ident, frame in sys._current_frames().items():
             if ident in skip:
                 continue
