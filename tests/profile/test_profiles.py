@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import make_repo, run_cli, sh
-from tools.proc.import_trace import PROFILE_VAR, traced_env
+from tools.proc.import_trace import PROFILE_INTERVAL_VAR, PROFILE_VAR, traced_env
 from tools.profile.movers import movers
 from tools.profile.samples import read_profile
 
@@ -46,7 +46,8 @@ main()
 
 def _run(tree: Path, rounds: int, trace: Path, on: str = "1") -> float:
     (tree / "app.py").write_text(APP.replace("ROUNDS = 40", f"ROUNDS = {rounds}"))
-    env = traced_env({PROFILE_VAR: on}, trace, tree)
+    # a sample every 2 ms: the good state's process runs for some 40 ms
+    env = traced_env({PROFILE_VAR: on, PROFILE_INTERVAL_VAR: "2"}, trace, tree)
     done = subprocess.run(
         [sys.executable, "app.py"], cwd=tree, env=env, capture_output=True, text=True, check=True
     )
