@@ -139,7 +139,8 @@ def _paths(source: Path, log: Path, *args: str) -> dict[str, dict]:
 
 def test_modules_an_on_path_module_imports_are_on_path(sglang_source: Path) -> None:
     """triton_backend.py (selected) imports base_attn_backend.py and verify_mask.py at module
-    level; the served model's file reaches dsa_backend.py through its attention mixins."""
+    level; the served model's file reaches dsa_backend.py through its attention mixins. The
+    same run judges what only other models' files import (below)."""
     files = _paths(
         sglang_source,
         LOG,
@@ -150,7 +151,9 @@ def test_modules_an_on_path_module_imports_are_on_path(sglang_source: Path) -> N
         ATTN + "dsa_backend.py",
         ATTN + "trtllm_mla_backend.py",
         ATTN + "flashinfer_mla_backend.py",
+        *OTHER_MODELS_FILES,
     )
+    _what_only_other_models_import_is_off(files)  # the same run: a `paths` run costs seconds
     base = files["base_attn_backend.py"]
     assert base["status"] == "on"
     assert base["evidence"][0].startswith(
@@ -280,23 +283,21 @@ def test_the_module_that_printed_server_args_is_a_root(sglang_source: Path) -> N
     assert templates["evidence"][0].startswith(root), templates["evidence"]
 
 
-def test_what_only_other_models_import_is_off(sglang_source: Path) -> None:
+OTHER_MODELS_FILES = (
+    "python/sglang/srt/layers/muse_spark/muse_spark_layers.py",
+    "python/sglang/srt/multimodal/inkling/image_processing.py",
+    "python/sglang/srt/models/inkling_common/dense_mlp.py",
+    "python/sglang/srt/layers/hyperconnection.py",
+)
+
+
+def _what_only_other_models_import_is_off(files: dict[str, dict]) -> None:
     """The model registry imports every model file and the processor registry every processor,
     but the server builds only the served model's classes: a layer only MuseSpark's files
     import, and the Inkling image code only its processor imports, are off. A module an on-path
     function imports lazily (the LoRA manager's Inkling MLP) stays undecided; so does one only
     Qwen4-Exp's model file imports, since code the server may run names that file (the rust
     server's multimodal code imports the Qwen-VL processor in a function, which names it)."""
-    files = _paths(
-        sglang_source,
-        LOG,
-        "--arch",
-        "DeepseekV3ForCausalLM",
-        "python/sglang/srt/layers/muse_spark/muse_spark_layers.py",
-        "python/sglang/srt/multimodal/inkling/image_processing.py",
-        "python/sglang/srt/models/inkling_common/dense_mlp.py",
-        "python/sglang/srt/layers/hyperconnection.py",
-    )
     layers = files["muse_spark_layers.py"]
     assert layers["status"] == "off", layers
     assert (
