@@ -38,18 +38,22 @@ def bisection_result(state: InvestigationState, repo: git.Repo) -> BisectionResu
         ],
         range_share=_range_share(state),
         outside=[words for _, words in outside],
-        # searched inside the commit only (a partial one sends the search over the range)
+        # searched inside the commit only (a partial one sends the search over the range; not
+        # a package's history inside its release: the next investigation is the target's)
         rest_after=b.first_bad.sha
-        if b.narrowed and any(where == LATER for where, _ in outside)
+        if b.narrowed and any(where == LATER for where, _ in outside) and not _inside_release(state)
         else None,
     )
+
+
+def _inside_release(state: InvestigationState) -> bool:
+    return state.releases is not None and state.releases.narrowed
 
 
 def commits_repo(state: InvestigationState, repo: git.Repo) -> git.Repo:
     """The repository the bisection's commits are in: the target's, or inside a package's
     first slow release read from its project's history, our clone of that."""
-    r = state.releases
-    if r is not None and r.narrowed and state.package_source is not None:
+    if _inside_release(state) and state.package_source is not None:
         with contextlib.suppress(git.InvalidGitRepositoryError, git.NoSuchPathError):
             return git.Repo(state.package_source[0])
     return repo
