@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from tools.config import TargetConfig
 from tools.errors import ToolError
 from tools.folders import cache_dir
-from tools.repo.candidates import CandidateSet, commit_changes
+from tools.repo.candidates import Candidate, CandidateSet, commit_changes
 from tools.repo.overlay import Overlay
 from tools.repo.worktree import open_repo
 from tools.stack.candidates import sources
@@ -55,8 +57,8 @@ def release_candidates(
         tree_patches=[c.patch for c in cands.candidates if c.kind == "hunk"]
         + [p for p in [cands.carried_patch] if p],
     )
-    repos = {k.lower().replace("_", "-"): v for k, v in config.stack.repos.items()}
-    source = repos.get(package.lower().replace("_", "-"))
+    repos = {canonicalize_name(k): v for k, v in config.stack.repos.items()}
+    source = repos.get(canonicalize_name(package))
     why = "no [stack] repos entry names its git repository"
     if source is not None:
         try:
@@ -99,11 +101,16 @@ def _from_history(
     return _inside(cands, found, overlay.model_copy(update={**update, "note": note}))
 
 
-def _inside(cands: CandidateSet, found: CandidateSet, overlay: Overlay) -> CandidateSet:
+def _origin(found: CandidateSet, overlay: Overlay) -> list[Candidate]:
+    """The hunks found, each marked as the package's release's ("name before -> slow")."""
     origin = f"{overlay.package} {overlay.releases[0]} -> {overlay.releases[1]}"
+    return [c.model_copy(update={"origin": origin}) for c in found.candidates]
+
+
+def _inside(cands: CandidateSet, found: CandidateSet, overlay: Overlay) -> CandidateSet:
     return found.model_copy(
         update={
-            "candidates": [c.model_copy(update={"origin": origin}) for c in found.candidates],
+            "candidates": _origin(found, overlay),
             "stack": {**(cands.stack or {}), overlay.package: overlay.releases[1]},
             "overlay": overlay,
             "good": f"{overlay.package} {overlay.releases[0]}",
@@ -117,10 +124,9 @@ def commit_candidates(cands: CandidateSet, low: str, high: str) -> CandidateSet:
     overlay = cands.overlay
     assert overlay is not None and overlay.history
     found = history_changes(Path(overlay.repo), low, high, overlay.root, overlay.tops)
-    origin = f"{overlay.package} {overlay.releases[0]} -> {overlay.releases[1]}"
     return cands.model_copy(
         update={
-            "candidates": [c.model_copy(update={"origin": origin}) for c in found.candidates],
+            "candidates": _origin(found, overlay),
             "good": found.good,
             "good_sha": found.good_sha,
         }

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
 import subprocess
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,7 +40,7 @@ def history_clone(source: str, config_dir: Path) -> Path:
     folder = cache_dir() / "history" / digest
     if (folder / ".git" / "debug-agent-cloned").is_file():
         return folder
-    subprocess.run(["rm", "-rf", str(folder)], check=False)  # one cut short
+    shutil.rmtree(folder, ignore_errors=True)  # one cut short
     folder.parent.mkdir(parents=True, exist_ok=True)
     try:
         done = subprocess.run(
@@ -62,39 +62,37 @@ def history_clone(source: str, config_dir: Path) -> Path:
 def release_commit(folder: Path, package: str, version: str) -> tuple[str, str] | None:
     """The tag naming `version` of `package` in the clone, and its commit; None if none does."""
     wanted = Version(version)
-    names = {"", "v", "release", "release-v", "version"}
+    names = {"", "v", "release", "releasev", "version"}
     names |= {f"{n}{v}" for n in {canonicalize_name(package), package.lower()} for v in ("", "v")}
-    tags = open_repo(folder).git.tag("--list").splitlines()
+    prefixes = {re.sub(r"[-_.]", "", n) for n in names}
+    repo = open_repo(folder)
     found = []
-    for tag in tags:
+    for tag in repo.git.tag("--list").splitlines():
         match = _TRAILING_VERSION.search(tag)
-        if not match:
+        if not match or re.sub(r"[-_/ .=@]", "", tag[: match.start()].lower()) not in prefixes:
             continue
-        prefix = re.sub(r"[-_/ .=@]", "", tag[: match.start()].lower())
         try:
-            same = Version(match.group(1)) == wanted
+            if Version(match.group(1)) == wanted:
+                found.append(tag)
         except InvalidVersion:
             continue
-        if same and prefix in {re.sub(r"[-_.]", "", n) for n in names}:
-            found.append(tag)
     if not found:
         return None
     tag = min(found, key=lambda t: (t != version, len(t)))  # the exact spelling first
-    return tag, open_repo(folder).git.rev_parse(f"{tag}^{{commit}}")
+    return tag, repo.git.rev_parse(f"{tag}^{{commit}}")
 
 
 def source_root(folder: Path, sha: str, installed: Iterable[str]) -> str | None:
     """The folder of the tree at `sha` under which every installed file (its path in
     site-packages) lies at the same path: "" for the top, "src", "lib", ...; None if none."""
     files = list(installed)
+    if not files:
+        return None
     tree = set(open_repo(folder).git.ls_tree("-r", "--name-only", sha).splitlines())
-    roots: Counter[str] = Counter()
-    for path in files:
-        for name in tree:
-            if name == path or name.endswith("/" + path):
-                roots[name[: len(name) - len(path)]] += 1
-    whole = [root for root, count in roots.items() if count == len(files)]
-    return min(whole, key=len).rstrip("/") if files and whole else None
+    first = files[0]  # every root must hold it: the candidates, then each checked whole
+    roots = {n[: len(n) - len(first)] for n in tree if n == first or n.endswith("/" + first)}
+    whole = [root for root in roots if all(root + path in tree for path in files)]
+    return min(whole, key=len).rstrip("/") if whole else None
 
 
 def history_changes(
