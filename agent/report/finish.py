@@ -241,7 +241,11 @@ def _unresolved(state: InvestigationState) -> list[UnresolvedResult]:
 
 
 def _result(
-    state: InvestigationState, ctx: Context, culprits: list[Culprit], whole: Share | None
+    state: InvestigationState,
+    ctx: Context,
+    repo: git.Repo,
+    culprits: list[Culprit],
+    whole: Share | None,
 ) -> InvestigationResult:
     left = None if whole is None else clipped((1 - whole[0], 1 - whole[2], 1 - whole[1]))
     return InvestigationResult(
@@ -280,7 +284,7 @@ def _result(
         notes=state.notes,
         reproduction=state.reproduction,
         decomposition=_decomposition(state, culprits),
-        bisection=bisection_result(state, commits_repo(state, ctx.repo)),
+        bisection=bisection_result(state, repo),
         releases=releases_result(state),
         time_moved=[m for m in (state.facts.movers if state.facts else []) if m.kind == "self"],
         llm=None
@@ -294,12 +298,13 @@ def _result(
 def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
-    culprits, whole = _culprits(state, commits_repo(state, ctx.repo))
+    repo = commits_repo(state, ctx.repo)  # the package's history, inside its release
+    culprits, whole = _culprits(state, repo)
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])
     # what --json prints and result.json holds, secrets masked: a plain dict in the state (the
     # graph's report node adds the model's narrative to it)
-    state.result = mask(_result(state, ctx, culprits, whole).model_dump())
+    state.result = mask(_result(state, ctx, repo, culprits, whole).model_dump())
     save_reports(state, render_markdown(state))
 
 
