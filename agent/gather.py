@@ -144,21 +144,31 @@ def describe(state: InvestigationState) -> list[str]:
 
 
 def _time_moved(state: InvestigationState) -> list[str]:
-    """The profiles' movers (self time), or why there are none."""
+    """The profiles' top movers (self time) of each kind, or why there are none."""
     facts = state.facts
     assert facts is not None
     if facts.trace is None:
         return []
-    profiles = [t.profile for t in (facts.trace, facts.good_trace) if t is not None]
-    if not any(p is not None and p.seconds for p in profiles):
-        return [
-            "profile: no process sampled the target's own code (no Python process reported, "
-            "or its time is spent outside Python): no profile priors"
-        ]
-    own = [m for m in facts.movers if m.kind == "self"]
-    if not own:
-        return ["profile: no function's time per unit moved beyond the sampling's error"]
+    traces = [t for t in (facts.trace, facts.good_trace) if t is not None]
+    lines = []
+    if facts.trace.kernels_refused:  # said once: the torch profiler is not tried again
+        lines.append(
+            f"torch profiler: {facts.trace.kernels_refused}: no GPU traces (the sampler's "
+            "CPU profile only)"
+        )
+    if not any(t.profile is not None and t.profile.seconds for t in traces):
+        lines.append(
+            "profile: no process sampled the target's own code at work (no Python process "
+            "reported, or its time is spent outside Python): no profile priors"
+        )
     worse = state.worse == "higher"
-    return [
-        f"where the time moved: {mover_line(m, state.unit, worse)} (self time)" for m in own[:3]
-    ]
+    for source, words in (("sampled", "self time"), ("gpu", "GPU time, torch profiler")):
+        own = [m for m in facts.movers if m.kind == "self" and m.source == source]
+        lines += [
+            f"where the time moved: {mover_line(m, state.unit, worse)} ({words})" for m in own[:3]
+        ]
+    if not any(m.kind == "self" for m in facts.movers) and any(
+        t.profile is not None and t.profile.seconds for t in traces
+    ):
+        lines.append("profile: no function's time per unit moved beyond the sampling's error")
+    return lines

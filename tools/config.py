@@ -183,6 +183,8 @@ class ProfileSection(_Section):
 
     enabled: bool = True  # sample every Python process of the traced launches
     interval_ms: float = Field(default=10.0, gt=0.1, le=1000.0)  # between two samples
+    torch: bool = True  # SGLang's torch profiler too, where the server has /start_profile
+    torch_steps: int = Field(default=0, ge=0)  # forward steps it records (0: the whole bench)
 
 
 class LLMSection(_Section):

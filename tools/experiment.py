@@ -11,7 +11,6 @@ import os
 import shlex
 import statistics
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from tools.node.nodes import Node, open_node
 from tools.node.ssh_host import HostLost
 from tools.proc.import_trace import PROFILE_INTERVAL_VAR, PROFILE_VAR, ImportTrace, build_env
 from tools.proc.worker_env import WorkerEnv, after_start
+from tools.profile.around_bench import AroundBench
 from tools.progress import Progress
 from tools.repo.candidates import Candidate, CandidateSet
 from tools.repo.overlay import Overlay
@@ -272,6 +272,7 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
         cwd = tree / node.subdir
         env = node.traced_env(_profiled(state.env, config), cwd) if trace else state.env
         changed = {c.file for c in target.cands.candidates if c.file}
+        around = AroundBench(node, config.profile) if trace else None
         # which changed data files the launch reads; the changed .py files, which the import
         # trace shows loaded or not, check that the watch sees the launch's opens at all
         with node.watch_opens(tree, changed if trace else []) as opens:
@@ -285,13 +286,14 @@ def _launch(target: Target, state: _State, out_dir: Path, options: ExperimentOpt
                     env={**env, LAUNCH_ENV: f"{out_dir.name}-{i + 1}"},
                     watch_env=env_names(target.cands),
                     requests=options.requests,
-                    before_stop=_trace_waiter(node) if trace else None,
+                    before_bench=around.bench_begins if around else None,
+                    before_stop=around.bench_ended if around else None,
                 )
                 measured.append(measure(config, node, cwd, log, plan, options.progress))
             opened = opens.trace()
         imports = (
             node.read_trace(tree, changed, copies=not config.build.command).model_copy(
-                update={"opens": opened}
+                update={"opens": opened, "kernels_refused": around and around.torch_refused}
             )
             if trace
             else None
@@ -366,13 +368,6 @@ def env_names(cands: CandidateSet) -> frozenset[str]:
         {c.name for c in cands.candidates if c.kind == "env" and c.name}
         | {name for c in cands.candidates for name, _ in c.env_assignments()}
     )
-
-
-def _trace_waiter(node: Node) -> Callable[[int], None]:
-    def wait(pid: int) -> None:
-        node.wait_trace([p.pid for p in node.worker_env(pid).processes])
-
-    return wait
 
 
 def _pool(per_launch: list[dict[str, Metric]]) -> dict[str, Metric]:

@@ -18,6 +18,7 @@ from tools.bench.serving import BenchResult, auth_headers, run_http_bench
 from tools.config import BenchSection, TargetConfig
 from tools.errors import ToolError
 from tools.node.nodes import Node
+from tools.proc.server import ServerInfo
 from tools.proc.worker_env import PREFIXES, WorkerEnv, process_env
 from tools.progress import Progress
 
@@ -64,7 +65,9 @@ class LaunchPlan:
     env: dict[str, str] | None = None  # replaces [launch] env
     watch_env: frozenset[str] = frozenset()  # more variables to read from the workers
     requests: int | None = None  # benchmark requests (default: [bench] requests)
-    before_stop: Callable[[int], None] | None = None  # called with the server's pid
+    # called with the server and its API key: as the bench begins, and after it
+    before_bench: Callable[[ServerInfo, str | None], None] | None = None
+    before_stop: Callable[[ServerInfo, str | None], None] | None = None
 
 
 class Measurement(BaseModel):
@@ -111,23 +114,11 @@ def measure(
         info = model_info(server.base_url, api_key)
         if progress:
             progress.phase("benchmark")
-        b = config.bench
-        if b.kind == "command":
-            result = run_command_bench(
-                b,
-                node,
-                cwd,
-                env,
-                server.node_url,
-                port,
-                log_path.with_suffix(".bench.log"),
-                worktree=worktree_root(cwd, node.subdir),
-                config_dir=config.config_dir,
-            )
-        else:
-            result = _http_bench(b, server.base_url, plan.requests, api_key, progress)
+        if plan.before_bench:
+            plan.before_bench(server, api_key)
+        result = _bench(config, node, cwd, env, server, log_path, plan, api_key, progress)
         if plan.before_stop:
-            plan.before_stop(server.pid)
+            plan.before_stop(server, api_key)
     return Measurement(
         argv=argv,
         env=env,
@@ -136,6 +127,34 @@ def measure(
         worker_env=workers,
         model_info=info,
         bench=result,
+    )
+
+
+def _bench(
+    config: TargetConfig,
+    node: Node,
+    cwd: PurePath,
+    env: dict[str, str],
+    server: ServerInfo,
+    log_path: Path,
+    plan: LaunchPlan,
+    api_key: str | None,
+    progress: Progress | None,
+) -> BenchResult:
+    """The config's bench against the running server: its command, or the HTTP bench."""
+    b = config.bench
+    if b.kind != "command":
+        return _http_bench(b, server.base_url, plan.requests, api_key, progress)
+    return run_command_bench(
+        b,
+        node,
+        cwd,
+        env,
+        server.node_url,
+        server.port,
+        log_path.with_suffix(".bench.log"),
+        worktree=worktree_root(cwd, node.subdir),
+        config_dir=config.config_dir,
     )
 
 

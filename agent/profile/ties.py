@@ -4,7 +4,8 @@ A hunk is tied to a function that moved when its changed lines lie in that funct
 it changes a name (a class attribute, a module constant: a compiled regex, a table) that the
 function spending the time uses. Its prior grows with the largest share of the gap such a
 function carries in self time (the function that spends it), or half of it in inclusive time
-(a function on the way to the slow code, which the hunk may have made call it more); a hunk
+(a function on the way to the slow code, which the hunk may have made call it more; not one
+on the way to nearly all of it, as a thread's root, which says nothing about where); a hunk
 whose own functions were sampled in both references and moved in neither is searched later
 (its prior halved). Nothing is dropped on a profile alone.
 """
@@ -20,6 +21,7 @@ from tools.profile.movers import Mover
 from tools.repo.candidates import Candidate
 
 GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
+EVERYWHERE = 0.9  # an inclusive mover with this part of the bad profile is on the way to all
 CLEARED = 0.5
 
 
@@ -29,6 +31,7 @@ class _Function:
     first: int
     last: int
     uses: set[str] = field(default_factory=set)  # names and attributes its body mentions
+    start: int = 0  # its first decorator's line (the code's first line), else `first`
 
 
 def _functions(tree: ast.Module) -> list[_Function]:
@@ -41,7 +44,9 @@ def _functions(tree: ast.Module) -> list[_Function]:
                 name = f"{prefix}{child.name}"
                 uses = {n.id for n in ast.walk(child) if isinstance(n, ast.Name)}
                 uses |= {n.attr for n in ast.walk(child) if isinstance(n, ast.Attribute)}
-                found.append(_Function(name, child.lineno, child.end_lineno or child.lineno, uses))
+                start = min([d.lineno for d in child.decorator_list] + [child.lineno])
+                last = child.end_lineno or child.lineno
+                found.append(_Function(name, child.lineno, last, uses, start))
                 walk(child, f"{name}.<locals>.")
             elif isinstance(child, ast.ClassDef):
                 walk(child, f"{prefix}{child.name}.")
@@ -83,6 +88,22 @@ def _innermost(functions: list[_Function], lines: set[int]) -> list[_Function]:
     ]
 
 
+def _named(functions: list[_Function], qualname: str) -> _Function | None:
+    """The function a mover names: by its qualified name (the sampler's), or, from a torch
+    trace, `name@line` (the code's name and a line of it)."""
+    name, at, line = qualname.rpartition("@")
+    if not at or not line.isdigit():
+        return next((f for f in functions if f.qualname == qualname), None)
+    return next(
+        (
+            f
+            for f in functions
+            if f.qualname.rsplit(".", 1)[-1] == name and f.start <= int(line) <= f.last
+        ),
+        None,
+    )
+
+
 def _tie(
     c: Candidate,
     functions: list[_Function],
@@ -100,9 +121,11 @@ def _tie(
         path, _, qualname = m.function.partition(":")
         if path != c.file or m.delta <= 0 or not m.share:
             continue
-        function = next((f for f in functions if f.qualname == qualname), None)
+        if m.kind == "inclusive" and m.part >= EVERYWHERE:  # a thread's root, say
+            continue
+        function = _named(functions, qualname)
         how = ""
-        if qualname in innermost:
+        if function is not None and function.qualname in innermost:
             how = "its lines lie in it"
         elif m.kind == "self" and function is not None and names & function.uses:
             how = f"it changes {', '.join(sorted(names & function.uses))}, which it uses"

@@ -1,9 +1,12 @@
-"""Where the time moved between the two traced reference launches (the first of each)."""
+"""Where the time moved between the two traced reference launches (the first of each): in
+the sampler's CPU time, and in the GPU time of SGLang's torch traces where the server wrote
+them."""
 
 from __future__ import annotations
 
 from agent.state import InvestigationState
-from tools.profile.movers import Mover, movers, time_unit
+from tools.profile.movers import Mover, Source, movers, time_unit
+from tools.profile.samples import Profile
 
 SHOWN = 8  # self-time movers kept in the facts, the largest rise first
 KEPT_INCLUSIVE = 40  # inclusive ones: the functions on the way to them
@@ -11,21 +14,30 @@ NOTED = 0.02  # a self-time mover below this share of the gap is left out
 
 
 def time_moved(state: InvestigationState) -> list[Mover]:
-    """The movers of the bad reference against the good one, self time first, then inclusive;
-    none without both profiles or both references' values."""
+    """The movers of the bad reference against the good one: self time first (sampled, then
+    GPU), then inclusive; none without both profiles or both references' values."""
     facts = state.facts
     if facts is None or facts.trace is None or facts.good_trace is None:
         return []
-    bad, good = facts.trace.profile, facts.good_trace.profile
     bad_values = state.configs[state.bad_key].values
     good_values = state.configs[state.good_key].values
-    if bad is None or good is None or not bad_values or not good_values:
+    if not bad_values or not good_values:
         return []
-    worse = state.worse == "higher"
-    own = movers(bad, good, bad_values[0], good_values[0], worse)
-    on_the_way = movers(bad, good, bad_values[0], good_values[0], worse, "inclusive")
-    own = [m for m in own if m.share is None or abs(m.share) >= NOTED]
-    return own[:SHOWN] + on_the_way[:KEPT_INCLUSIVE]
+    values = (bad_values[0], good_values[0], state.worse == "higher")
+    pairs: list[tuple[Profile | None, Profile | None, Source]] = [
+        (facts.trace.profile, facts.good_trace.profile, "sampled"),
+        (facts.trace.kernels, facts.good_trace.kernels, "gpu"),
+    ]
+    own: list[Mover] = []
+    on_the_way: list[Mover] = []
+    for bad, good, source in pairs:
+        if bad is None or good is None:
+            continue
+        found = movers(bad, good, *values, "self", source)
+        own += [m for m in found if m.share is None or abs(m.share) >= NOTED][:SHOWN]
+        on_the_way += movers(bad, good, *values, "inclusive", source)[:KEPT_INCLUSIVE]
+    own.sort(key=lambda m: -m.delta)  # the CPU's and the GPU's, the largest rise first
+    return own + on_the_way
 
 
 def mover_line(m: Mover, unit: str, higher_is_worse: bool = True) -> str:

@@ -14,16 +14,19 @@ def time_moved_lines(r: InvestigationResult) -> list[str]:
     lines = [
         "## Where the time moved",
         "",
-        "Self time per unit of the bench in the traced references' profiles (95 % interval "
-        "from the sampling):",
+        "Self time per unit of the bench in the traced references' profiles: the sampler's "
+        "CPU time in every Python process (95 % interval from the sampling), and the GPU time "
+        "of SGLang's torch traces where the server wrote them (a kernel, and the function "
+        "that launched it):",
         "",
-        f"| function | good ({unit}) | bad ({unit}) | change | share of the gap |",
-        "|---|---|---|---|---|",
+        f"| function | time | good ({unit}) | bad ({unit}) | change | share of the gap |",
+        "|---|---|---|---|---|---|",
     ]
     for m in r.time_moved:
         share = "" if m.share is None else f"{m.share:.0%}"
+        time = "GPU" if m.source == "gpu" else "CPU"
         lines.append(
-            f"| `{m.function}` | {m.good * k:.3g} | {m.bad * k:.3g} | {m.change} "
+            f"| `{m.function}` | {time} | {m.good * k:.3g} | {m.bad * k:.3g} | {m.change} "
             f"{m.delta * k:+.3g} [{m.low * k:+.3g}, {m.high * k:+.3g}] | {share} |"
         )
     return [*lines, ""]

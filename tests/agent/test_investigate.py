@@ -84,8 +84,15 @@ def test_seed_lab_verdict_evidence_and_hygiene(seed_lab: Path, tmp_path: Path) -
         assert "explains none of the gap" in cleared[patch]
     assert repo_fingerprint(lab) == before
     assert only_main_worktree(lab)
+    # where the time moved: the lab's torch traces put NCCL's all-reduce, and pynccl's
+    # function that launched it, first; no search launch was needed before the confirmation
+    top = result["time_moved"][0]
+    assert "all_reduce" in top["function"] and top["source"] == "gpu", top
+    assert top["share"] > 0.5
+    assert result["launches"] == 6  # the references, their replicates, the two-way confirmation
     session = Path(result["session_dir"])
     assert "parallel_state" in (session / "report.md").read_text()
+    assert "| GPU |" in (session / "report.md").read_text()
     assert "Reproduction check: passed" in (session / "report.md").read_text()
     assert "reproduction check passed" in (session / "transcript.jsonl").read_text()
     lines = (session / "transcript.jsonl").read_text().splitlines()

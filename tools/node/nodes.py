@@ -18,7 +18,14 @@ from typing import Protocol
 from tools.config import TargetConfig
 from tools.folders import cache_dir
 from tools.proc.groups import start_group, stop_group
-from tools.proc.import_trace import ImportTrace, read_trace, traced_env, wait_for_trace
+from tools.proc.import_trace import (
+    FLUSH,
+    TORCH,
+    ImportTrace,
+    read_trace,
+    traced_env,
+    wait_for_trace,
+)
 from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerInfo, free_port, reap_stale_servers, running_server
 from tools.proc.worker_env import WorkerEnv, worker_env
@@ -62,7 +69,10 @@ class Node(Protocol):
 
     def traced_env(self, env: dict[str, str], cwd: PurePath) -> dict[str, str]: ...
 
-    def wait_trace(self, pids: list[int]) -> None: ...
+    def wait_trace(self, pids: list[int], ask: str = FLUSH) -> None: ...
+
+    def torch_trace_dir(self) -> str:  # where the server writes torch traces, on the node
+        ...
 
     def read_trace(
         self, tree: PurePath, watch: Collection[str] = (), copies: bool = True
@@ -147,8 +157,11 @@ class LocalNode:
         self.trace_dir.mkdir(parents=True, exist_ok=True)
         return traced_env(env, self.trace_dir, Path(cwd).resolve())
 
-    def wait_trace(self, pids: list[int]) -> None:
-        wait_for_trace(self.trace_dir, pids)
+    def wait_trace(self, pids: list[int], ask: str = FLUSH) -> None:
+        wait_for_trace(self.trace_dir, pids, ask=ask)
+
+    def torch_trace_dir(self) -> str:
+        return str(self.trace_dir / TORCH)
 
     def read_trace(
         self, tree: PurePath, watch: Collection[str] = (), copies: bool = True

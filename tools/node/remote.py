@@ -19,7 +19,7 @@ from tools.node.node_environment import build_on_node
 from tools.node.ssh_host import HostError, HostLost, SSHHost, connect
 from tools.node.ssh_tunnel import forwarded_port
 from tools.node.supervisor import RemoteSupervisor, supervised
-from tools.proc.import_trace import FLUSH, ImportTrace, read_trace, traced_env
+from tools.proc.import_trace import ANSWERS, FLUSH, TORCH, ImportTrace, read_trace, traced_env
 from tools.proc.open_trace import Watch, watch_opens
 from tools.proc.server import ServerError, ServerInfo, exit_code, exit_error, wait_ready
 from tools.proc.worker_env import WorkerEnv, process_env
@@ -167,15 +167,18 @@ class RemoteNode:
             inherited=self.sup.pythonpath,
         )
 
-    def wait_trace(self, pids: list[int], timeout_s: float = 3.0) -> None:
+    def torch_trace_dir(self) -> str:
+        return f"{self.trace_dir}/{TORCH}"
+
+    def wait_trace(self, pids: list[int], ask: str = FLUSH, timeout_s: float = 3.0) -> None:
         """As tools.proc.import_trace.wait_for_trace, over SFTP (a process that has exited
         since it reported never answers: the timeout bounds the wait)."""
         token, deadline = uuid.uuid4().hex, time.monotonic() + timeout_s
-        with self.host.sftp.open(f"{self.trace_dir}/{FLUSH}", "w") as out:
+        with self.host.sftp.open(f"{self.trace_dir}/{ask}", "w") as out:
             out.write(token)
         while time.monotonic() < deadline:
             names = set(self.host.sftp.listdir(self.trace_dir))
-            wanted = {f"{pid}.flushed" for pid in pids if f"{pid}.txt" in names}
+            wanted = {f"{pid}.{ANSWERS[ask]}" for pid in pids if f"{pid}.txt" in names}
             answered = {
                 name
                 for name in wanted & names

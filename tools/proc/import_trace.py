@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from tools.proc.open_trace import OpenTrace
 from tools.profile.samples import Profile, read_profile
+from tools.profile.torch_trace import read_torch_traces
 
 HOOK_DIR = Path(__file__).parent / "hooks"
 
@@ -33,6 +34,8 @@ class ImportTrace(BaseModel):
     # a module or a shared library of (canonical names); None: not known
     distributions: list[str] | None = None
     profile: Profile | None = None  # where its processes spent their time (tools/profile)
+    kernels: Profile | None = None  # the GPU time of its torch traces, where it wrote some
+    kernels_refused: str | None = None  # why the server's torch profiler did not start
 
     def imported(self, path: str) -> bool:
         return path in set(self.files)
@@ -41,6 +44,7 @@ class ImportTrace(BaseModel):
 TRACE_DIR_VAR = "DEBUG_AGENT_IMPORT_TRACE_DIR"
 PROFILE_VAR = "DEBUG_AGENT_PROFILE"  # "1": the sampling profiler runs beside the trace
 PROFILE_INTERVAL_VAR = "DEBUG_AGENT_PROFILE_INTERVAL_MS"
+TORCH = "torch"  # the folder SGLang's torch profiler writes its traces to
 BUILD = "build"  # the build step's reports: what it imported counts, its processes do not
 
 
@@ -120,6 +124,7 @@ def read_trace(
         from_checkout=checkout,
         elsewhere=elsewhere,
         profile=read_profile(trace_dir, root, resolve),
+        kernels=read_torch_traces(trace_dir / TORCH, root, resolve),
     )
 
 
@@ -174,33 +179,39 @@ def _package_depth(tree: Path, parts: tuple[str, ...]) -> int:
 
 
 FLUSH = "flush"  # a token written here asks every traced process to write its report now
+RESTART = "restart-profile"  # ... to count its profile from now on (the bench begins)
+ANSWERS = {FLUSH: "flushed", RESTART: "restarted"}  # each process's answer: <pid>.<answer>
 
 
-def wait_for_trace(trace_dir: Path, pids: list[int], timeout_s: float = 3.0) -> None:
-    """Ask every traced process to write its report now, and wait until each of `pids` still
-    running has (a module the benchmark's last request imported is then in it). A process
-    that never reported (no hook: started with -S, say) is not waited for."""
+def wait_for_trace(
+    trace_dir: Path, pids: list[int], timeout_s: float = 3.0, ask: str = FLUSH
+) -> None:
+    """Ask every traced process to write its report now (or, `ask` RESTART, to count its
+    profile afresh), and wait until each of `pids` still running has (a module the
+    benchmark's last request imported is then in the report). A process that never reported
+    (no hook: started with -S, say) is not waited for."""
     import time
     import uuid
 
     import psutil
 
     token = uuid.uuid4().hex
-    (trace_dir / FLUSH).write_text(token)
+    (trace_dir / ask).write_text(token)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         waiting = [
             pid
             for pid in pids
-            if (trace_dir / f"{pid}.txt").exists() and not _flushed(trace_dir, pid, token)
+            if (trace_dir / f"{pid}.txt").exists()
+            and not _answered(trace_dir / f"{pid}.{ANSWERS[ask]}", token)
         ]
         if not [pid for pid in waiting if psutil.pid_exists(pid)]:
             return
         time.sleep(0.05)
 
 
-def _flushed(trace_dir: Path, pid: int, token: str) -> bool:
+def _answered(answer: Path, token: str) -> bool:
     try:
-        return (trace_dir / f"{pid}.flushed").read_text() == token
+        return answer.read_text() == token
     except OSError:
         return False

@@ -5,8 +5,12 @@ A function's time per unit is the share of the samples with it on the stack (inc
 its top (self), times the bench's value where that is a time (a latency), or its inverse where
 it is a rate (tokens per second: the time per token). The interval is the sampling's own (a
 binomial share of the n samples taken), not the launches' noise; the share is of the gap
-between the two values. Self time names the function that spends it (a regex run from it, a
-sleep, a loop); inclusive time every function on the way to it.
+between the two values. In inclusive time a function moves only where its share of the profile
+moved the same way: one on (nearly) every stack in both, as the root of a thread, grew only
+because the whole bench did, which says nothing about where. (In self time a function with all
+the time in both did spend the gap: it is where the time went.) Self time names the function
+that spends it (a regex run from it, a loop; in a torch trace the kernel, and the function that
+launched it); inclusive time every function on the way to it.
 """
 
 from __future__ import annotations
@@ -20,18 +24,21 @@ from tools.profile.samples import Profile
 
 Z95 = 1.96
 Change = Literal["grew", "shrank", "appeared", "vanished"]
+Source = Literal["sampled", "gpu"]  # the sampler's CPU time, or a torch trace's kernel time
 SHOWN = 12
 
 
 class Mover(BaseModel):
     function: str  # "path:qualname"
     kind: Literal["self", "inclusive"]
+    source: Source = "sampled"
     bad: float  # its time per unit in the bad state (the metric's unit)
     good: float
     delta: float  # bad - good
     low: float  # the delta's 95 % interval
     high: float
     share: float | None  # delta / (bad value - good value), as times per unit
+    part: float = 0.0  # the share of the bad profile it takes
     change: Change
 
 
@@ -56,6 +63,7 @@ def movers(
     good_value: float,
     higher_is_worse: bool,
     kind: Literal["self", "inclusive"] = "self",
+    source: Source = "sampled",
 ) -> list[Mover]:
     """The functions whose time per unit moved significantly, the largest rise first."""
     if not bad.seconds or not good.seconds:
@@ -74,7 +82,14 @@ def movers(
             unit_good * math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
         )
         delta = t_bad - t_good
-        if abs(delta) <= spread or (p_bad == 0 and p_good == 0):
+        share_spread = Z95 * math.hypot(
+            math.sqrt(p_bad * (1 - p_bad) / max(bad.samples, 1)),
+            math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
+        )
+        moved_share = p_bad - p_good
+        if abs(delta) <= spread or (
+            column == 0 and (abs(moved_share) <= share_spread or moved_share * delta < 0)
+        ):
             continue
         change: Change = (
             "appeared"
@@ -89,12 +104,14 @@ def movers(
             Mover(
                 function=function,
                 kind=kind,
+                source=source,
                 bad=t_bad,
                 good=t_good,
                 delta=delta,
                 low=delta - spread,
                 high=delta + spread,
                 share=delta / gap if gap else None,
+                part=p_bad,
                 change=change,
             )
         )

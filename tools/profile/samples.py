@@ -6,16 +6,30 @@ the samples taken (the intervals' count, for the sampling error). Only the sampl
 which a frame of the target's own tree was on the stack count: a thread of the runtime that
 waits all along would otherwise dilute every share. Files of the tree are named by their path
 in the repository; others by what follows `site-packages/`, or as they are.
+
+Time spent waiting is left out, as py-spy leaves out idle threads: the sampler counts a thread
+only when it used a CPU since its last look (the report's idle seconds are the rest), and here
+a sample whose innermost frame is one of the standard library's waits (a lock, a queue, a
+select loop, a socket) is left out too, for a platform where a thread's CPU clock cannot be
+read. Waiting grows with the run's length, not with the work, and would otherwise rise with
+every regression.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path, PurePath
 
 from pydantic import BaseModel
 
 KEPT = 400  # functions kept per profile, the most sampled first
+_STDLIB = re.compile(r"/lib/python3\.\d+/(?!(site|dist)-packages/)")
+WAITS = frozenset(
+    {"wait", "get", "select", "poll", "_poll", "accept", "recv", "recv_into", "_recv"}
+    | {"_recv_bytes", "recv_bytes", "readinto", "readline", "join", "_wait_for_tstate_lock"}
+    | {"serve_forever", "_run_once", "acquire", "sleep"}
+)
 
 
 class Profile(BaseModel):
@@ -23,11 +37,12 @@ class Profile(BaseModel):
     samples: int  # the samples taken (every process's)
     interval_s: float
     processes: int  # processes that wrote a profile
+    waiting_s: float = 0.0  # thread time left out as idle or waiting (above)
     # "path:qualname" -> [inclusive seconds, self seconds]
     functions: dict[str, tuple[float, float]]
 
 
-def _place(path: str, root: PurePath, resolve: bool) -> tuple[str, bool]:
+def place(path: str, root: PurePath, resolve: bool) -> tuple[str, bool]:
     """A frame's file as the profile names it, and whether it is the tree's."""
     try:
         full = Path(path).resolve() if resolve else PurePath(path)
@@ -38,32 +53,52 @@ def _place(path: str, root: PurePath, resolve: bool) -> tuple[str, bool]:
     return (rest if found else path), False
 
 
+def _waits(frame: str) -> bool:
+    """Whether a frame is one of the standard library's waits."""
+    path, _, rest = frame.rpartition(":")[0].rpartition(":")
+    name = rest.rsplit(".", 1)[-1]
+    return name in WAITS and _STDLIB.search(path) is not None
+
+
+def _working(stacks: dict[str, float]) -> tuple[dict[str, float], float]:
+    """The stacks that count, and the seconds of those left out as waits."""
+    kept: dict[str, float] = {}
+    waiting = 0.0
+    for stack, seconds in stacks.items():
+        if not isinstance(seconds, (int, float)) or not seconds > 0:
+            continue
+        if _waits(str(stack).rpartition(";")[2]):
+            waiting += seconds
+        else:
+            kept[str(stack)] = seconds
+    return kept, waiting
+
+
 def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profile | None:
     """The launch's profile from the reports in `trace_dir` (None: no process wrote one)."""
     root = Path(tree).resolve() if resolve else tree
-    reports = sorted(trace_dir.glob("*.profile.json"))
     places: dict[str, tuple[str, bool]] = {}
     inclusive: dict[str, float] = {}
     own: dict[str, float] = {}
-    seconds, samples, interval, processes = 0.0, 0, 0.0, 0
-    for report in reports:
+    seconds, waiting, samples, interval, processes = 0.0, 0.0, 0, 0.0, 0
+    for report in sorted(trace_dir.glob("*.profile.json")):
         try:
             data = json.loads(report.read_text(errors="replace"))
-            stacks = dict(data["stacks"])
+            stacks, waited = _working(dict(data["stacks"]))
+            waited += float(data.get("idle_s", 0.0))
             interval = float(data["interval_s"])
             taken = int(data["samples"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # a report cut short: the others still count
         processes += 1
         samples += taken
+        waiting += waited
         for stack, count in stacks.items():
-            if not isinstance(count, (int, float)) or not count > 0:
-                continue
             frames = []
-            for frame in str(stack).split(";"):
+            for frame in stack.split(";"):
                 path, name, _ = (["", "", ""] + frame.rsplit(":", 2))[-3:]
                 if path not in places:
-                    places[path] = _place(path, root, resolve)
+                    places[path] = place(path, root, resolve)
                 frames.append((places[path], name))
             if not any(in_tree for (_, in_tree), _ in frames):
                 continue
@@ -75,11 +110,11 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
     if not processes:
         return None
     kept = sorted(inclusive, key=lambda k: -inclusive[k])[:KEPT]
-    functions = {k: (inclusive[k], own.get(k, 0.0)) for k in kept}
     return Profile(
         seconds=seconds,
         samples=samples,
         interval_s=interval,
         processes=processes,
-        functions=functions,
+        functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
+        waiting_s=waiting,
     )

@@ -1,18 +1,19 @@
 """debug-agent's sampling profiler, started in every Python process of a launch by the import
-trace's sitecustomize when DEBUG_AGENT_PROFILE is 1 (a profiler that needs no attaching,
-no privileges and nothing installed in the target's environment).
+trace's sitecustomize when DEBUG_AGENT_PROFILE is 1 (a profiler that needs no attaching, no
+privileges and nothing installed in the target's environment).
 
 A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INTERVAL_MS
 (default 10) and adds the time since its last look to the stack, root first, as
-`file:function:first line` frames joined by ";" (the collapsed format of flame graphs).
-<trace dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the
-interval; it is written when debug-agent asks for the import trace's reports (a flush token)
-and at exit. A thread waiting in C (a lock, a socket) is sampled where it
-waits: wall time, not CPU time, since a regression can be a wait as well as work. A C call
-that holds the GIL (a regex, a copy) keeps the sampler waiting; the time it waited goes to
-the stack where the interpreter next lets it run: the calling function when the call is in a
-loop, the caller's next call otherwise.
-"""
+`file:function:first line` frames joined by ";" (the collapsed format of flame graphs). <trace
+dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the interval; it is
+written when debug-agent asks for the import trace's reports (a flush token) and at exit, and
+counted afresh when debug-agent says the bench begins (a restart token). A thread is counted
+only where it worked: one that used under a tenth of the time since the last look on a CPU (a
+lock, a socket, a sleep, a GPU wait that blocks) was idle, and its time goes to the report's
+idle seconds (py-spy leaves idle threads out too: their time grows with the run's length, not
+with the work). A C call that holds the GIL (a regex, a copy) keeps the sampler waiting; the
+time it waited goes to the stack where the interpreter next lets it run: the calling function
+when the call is in a loop, the caller's next call otherwise."""
 
 from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)
 
@@ -27,6 +28,10 @@ _INTERVAL_S = float(os.environ.get("DEBUG_AGENT_PROFILE_INTERVAL_MS") or 10) / 1
 _MAX_DEPTH = 128
 _counts: dict[str, float] = {}  # stack -> seconds
 _taken = [0]  # samples taken (a list: written by the sampler thread)
+_idle = [0.0]  # seconds of threads seen idle
+_closed = [False]  # the bench is over: what follows (the server stopping) is not counted
+_cpu: dict[int, float] = {}  # thread ident -> its CPU seconds at the last look
+BUSY = 0.1  # the share of the time since the last look a working thread spent on a CPU
 _OWN = ("debug-agent-profile", "debug-agent-import-trace")
 
 
@@ -48,6 +53,18 @@ def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     return ";".join(reversed(frames))
 
 
+def _busy(ident: int, weight: float) -> bool:
+    """Whether the thread used a CPU for at least BUSY of the last `weight` seconds (where
+    its CPU clock cannot be read: counted)."""
+    try:
+        now = time.clock_gettime(time.pthread_getcpuclockid(ident))
+    except (AttributeError, OSError, OverflowError, ValueError):
+        return True
+    before = _cpu.get(ident)
+    _cpu[ident] = now
+    return before is None or now - before >= BUSY * weight
+
+
 def _own_threads() -> set[int]:
     return {t.ident for t in threading.enumerate() if t.name in _OWN and t.ident}
 
@@ -61,22 +78,34 @@ def _sample() -> None:
         # this thread waiting, and when it wakes the calling frame is the one on the stack
         now = time.perf_counter()
         weight, last = now - last, now
+        if _closed[0]:
+            continue
         if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
             skip = _own_threads()
         for ident, frame in sys._current_frames().items():
             if ident in skip:
+                continue
+            if not _busy(ident, weight):
+                _idle[0] += weight
                 continue
             key = _stack(frame)
             _counts[key] = _counts.get(key, 0.0) + weight
         _taken[0] += 1
 
 
-def dump(directory: str) -> None:
-    """Write this process's profile so far (beside the import trace's report)."""
-    if not _ON:
+def dump(directory: str, close: bool = False) -> None:
+    """Write this process's profile so far (beside the import trace's report); `close`: the
+    bench is over, count no more (a later dump, at exit, then writes nothing)."""
+    if not _ON or _closed[0]:
         return
+    _closed[0] = close
     path = os.path.join(directory, f"{os.getpid()}.profile.json")
-    data = {"interval_s": _INTERVAL_S, "samples": _taken[0], "stacks": dict(_counts)}
+    data = {
+        "interval_s": _INTERVAL_S,
+        "samples": _taken[0],
+        "idle_s": _idle[0],
+        "stacks": dict(_counts),
+    }
     try:
         with open(path + ".tmp", "w") as out:
             json.dump(data, out)
@@ -85,10 +114,17 @@ def dump(directory: str) -> None:
         pass
 
 
+def restart() -> None:
+    """Count from now on only (the bench begins: start-up is not what it measures)."""
+    _counts.clear()
+    _taken[0], _idle[0], _closed[0] = 0, 0.0, False
+
+
 def start() -> None:
     """Start sampling this process (again in a forked child: it has only the forking thread)."""
     if not _ON:
         return
     _counts.clear()
-    _taken[0] = 0
+    _cpu.clear()
+    _taken[0], _idle[0], _closed[0] = 0, 0.0, False
     threading.Thread(target=_sample, daemon=True, name="debug-agent-profile").start()

@@ -109,7 +109,7 @@ def _read(path: str) -> str | None:
 
 def _loop(directory: str) -> None:
     event = threading.Event()
-    delay, dumped, flushed = 0.05, (-1, -1, 0), None  # soon after start-up, then every 0.2 s
+    delay, dumped, flushed, restarted = 0.05, (-1, -1, 0), None, None  # then every 0.2 s
     while not event.wait(delay):
         seen = (len(sys.modules), len(os.environ), hash(frozenset(os.environ.items())))
         token = _read(os.path.join(directory, "flush"))
@@ -117,10 +117,16 @@ def _loop(directory: str) -> None:
             dumped = seen
             _dump(directory)
         if token is not None and token != flushed:
-            if _profile is not None:
-                _profile.dump(directory)
+            if _profile is not None:  # the bench is over: count no more
+                _profile.dump(directory, close=True)
             flushed = token
             _write(os.path.join(directory, f"{os.getpid()}.flushed"), token)
+        ask = _read(os.path.join(directory, "restart-profile"))  # the bench begins
+        if ask is not None and ask != restarted:
+            if _profile is not None:
+                _profile.restart()
+            restarted = ask
+            _write(os.path.join(directory, f"{os.getpid()}.restarted"), ask)
         delay = min(0.2, delay * 2)
 
 

@@ -30,6 +30,7 @@ class TokenizerManager:
         self.pending: dict[str, queue.Queue] = {}
         self.lock = threading.Lock()
         self.internal_state: dict = {"last_gen_throughput": 0.0, "avg_spec_accept_length": None}
+        self.profiled: queue.Queue = queue.Queue()  # the trace each stop_profile wrote
         threading.Thread(target=self._dispatch, daemon=True, name="detokenizer").start()
 
     def _dispatch(self) -> None:
@@ -42,6 +43,8 @@ class TokenizerManager:
                     target.put(msg[2:])
             elif msg[0] == "stats":
                 self.internal_state.update(msg[1])
+            elif msg[0] == "profiled":
+                self.profiled.put(msg[1])
 
     def generate(self, input_len: int, max_new_tokens: int, stream: bool) -> Iterator[tuple]:
         """Yield (new token ids, meta_info, finished) as the scheduler produces them."""
@@ -149,6 +152,9 @@ class Handler(BaseHTTPRequestHandler):
         if route == "/flush_cache":
             self._send(200, b"Cache flushed.\n", "text/plain")
             return
+        if route in ("/start_profile", "/stop_profile"):
+            self._profile(route, raw)
+            return
         if route not in ("/generate", "/v1/completions"):
             self._json(404, {"detail": "Not Found"})
             return
@@ -162,6 +168,29 @@ class Handler(BaseHTTPRequestHandler):
                 self._completions(body)
         except (BadRequest, json.JSONDecodeError) as e:
             self._error(400, str(e))
+
+    def _profile(self, route: str, raw: bytes) -> None:
+        """SGLang's torch profiler: traces go to output_dir (or $SGLANG_TORCH_PROFILER_DIR)."""
+        manager = self.app.tokenizer
+        if route == "/start_profile":
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                body = None
+            body = body if isinstance(body, dict) else {}
+            folder = body.get("output_dir") or os.environ.get("SGLANG_TORCH_PROFILER_DIR", "/tmp")
+            profile_id = body.get("profile_id") or str(time.time())
+            steps = body.get("num_steps") if isinstance(body.get("num_steps"), int) else 0
+            manager.engine.req_queue.put(("start_profile", folder, profile_id, steps))
+            self._send(200, b"Start profiling.\n", "text/plain")
+            return
+        manager.engine.req_queue.put(("stop_profile",))
+        try:
+            manager.profiled.get(timeout=60)
+        except queue.Empty:
+            self._error(500, "the profiler did not stop")
+            return
+        self._send(200, b"Stop profiling. This will take some time.\n", "text/plain")
 
     def _generate(self, body: dict) -> None:
         if "input_ids" in body:

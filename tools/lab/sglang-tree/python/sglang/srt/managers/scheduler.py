@@ -115,6 +115,12 @@ class Scheduler:
                 return True
             if msg[0] == "shutdown":
                 return False
+            if msg[0] == "start_profile":  # SGLang's torch profiler, on the simulated GPU
+                labgpu.start_profile(msg[1], msg[2], self.tp_rank, msg[3])
+                continue
+            if msg[0] == "stop_profile":
+                self.out_queue.put(("profiled", labgpu.stop_profile()))
+                continue
             _, rid, input_len, max_new_tokens, stream = msg
             self.waiting.append(Req(rid, input_len, max_new_tokens, stream, self.clock.now_ms))
             block = False

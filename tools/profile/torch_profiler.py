@@ -1,0 +1,39 @@
+"""SGLang's own torch profiler, driven over HTTP around the bench: `/start_profile` with the
+folder its traces go to, `/stop_profile` after (SGLang replies once every rank has written
+its trace). A server without these routes (not SGLang, or one started without them) answers
+otherwise: the reason comes back, once, and the launch goes on without GPU traces."""
+
+from __future__ import annotations
+
+import httpx
+
+from tools.bench.serving import auth_headers
+
+PROFILE_ID = "debug-agent"
+TIMEOUT_S = 300.0  # writing the traces of a long bench takes a while
+
+
+def _post(base_url: str, route: str, body: dict | None, api_key: str | None) -> str | None:
+    """None when the server did it; else why not, in one line."""
+    try:
+        with httpx.Client(timeout=TIMEOUT_S, headers=auth_headers(api_key)) as client:
+            reply = client.post(base_url + route, json=body)
+    except httpx.HTTPError as e:
+        return f"{route}: {type(e).__name__}"
+    if reply.status_code == 200:
+        return None
+    return f"{route} answered {reply.status_code}"
+
+
+def start_torch_profile(
+    base_url: str, output_dir: str, steps: int, api_key: str | None = None
+) -> str | None:
+    """Start the server's torch profiler (for `steps` forward steps; 0: until stopped)."""
+    body: dict = {"output_dir": output_dir, "profile_id": PROFILE_ID, "activities": ["CPU", "GPU"]}
+    if steps:
+        body["num_steps"] = steps
+    return _post(base_url, "/start_profile", body, api_key)
+
+
+def stop_torch_profile(base_url: str, api_key: str | None = None) -> str | None:
+    return _post(base_url, "/stop_profile", None, api_key)
