@@ -142,12 +142,9 @@ def _profile_ties(
     facts = state.facts
     if facts is None or not facts.movers:
         return {}
-    sampled = {
-        function
-        for trace in (facts.trace, facts.good_trace)
-        if trace is not None and trace.profile is not None
-        for function in trace.profile.functions
-    }
+    profiles = [t.profile for t in (facts.trace, facts.good_trace) if t and t.profile]
+    roots = {root for p in profiles for root in p.roots}  # whose time says nothing about where
+    sampled = {function for p in profiles for function in p.functions} - roots
     worse = state.worse == "higher"
     return profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit, worse)
 

@@ -4,8 +4,7 @@ A hunk is tied to a function that moved when its changed lines lie in that funct
 it changes a name (a class attribute, a module constant: a compiled regex, a table) that the
 function spending the time uses. Its prior grows with the largest share of the gap such a
 function carries in self time (the function that spends it), or half of it in inclusive time
-(a function on the way to the slow code, which the hunk may have made call it more; not one
-on the way to nearly all of it, as a thread's root, which says nothing about where); a hunk
+(a function on the way to the slow code, which the hunk may have made call it more); a hunk
 whose own functions were sampled in both references and moved in neither is searched later
 (its prior halved). Nothing is dropped on a profile alone.
 """
@@ -21,7 +20,6 @@ from tools.profile.movers import Mover
 from tools.repo.candidates import Candidate
 
 GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
-EVERYWHERE = 0.9  # an inclusive mover with this part of the bad profile is on the way to all
 CLEARED = 0.5
 
 
@@ -120,8 +118,6 @@ def _tie(
     for m in moved:
         path, _, qualname = m.function.partition(":")
         if path != c.file or m.delta <= 0 or not m.share:
-            continue
-        if m.kind == "inclusive" and m.part >= EVERYWHERE:  # a thread's root, say
             continue
         function = _named(functions, qualname)
         how = ""

@@ -14,8 +14,9 @@ NOTED = 0.02  # a self-time mover below this share of the gap is left out
 
 
 def time_moved(state: InvestigationState) -> list[Mover]:
-    """The movers of the bad reference against the good one: self time first (sampled, then
-    GPU), then inclusive; none without both profiles or both references' values."""
+    """The movers of the bad reference against the good one: self time first (GPU, then
+    sampled, each the largest rise first), then inclusive; none without both profiles or both
+    references' values."""
     facts = state.facts
     if facts is None or facts.trace is None or facts.good_trace is None:
         return []
@@ -24,9 +25,11 @@ def time_moved(state: InvestigationState) -> list[Mover]:
     if not bad_values or not good_values:
         return []
     values = (bad_values[0], good_values[0], state.worse == "higher")
+    # GPU time first where the server wrote torch traces: there it is the bench's own time,
+    # while the CPU's shares, scaled to the bench, also count its waits for the GPU
     pairs: list[tuple[Profile | None, Profile | None, Source]] = [
-        (facts.trace.profile, facts.good_trace.profile, "sampled"),
         (facts.trace.kernels, facts.good_trace.kernels, "gpu"),
+        (facts.trace.profile, facts.good_trace.profile, "sampled"),
     ]
     own: list[Mover] = []
     on_the_way: list[Mover] = []
@@ -35,8 +38,9 @@ def time_moved(state: InvestigationState) -> list[Mover]:
             continue
         found = movers(bad, good, *values, "self", source)
         own += [m for m in found if m.share is None or abs(m.share) >= NOTED][:SHOWN]
-        on_the_way += movers(bad, good, *values, "inclusive", source)[:KEPT_INCLUSIVE]
-    own.sort(key=lambda m: -m.delta)  # the CPU's and the GPU's, the largest rise first
+        roots = set(bad.roots) | set(good.roots)  # on the way to all their thread does
+        inclusive = movers(bad, good, *values, "inclusive", source)
+        on_the_way += [m for m in inclusive if m.function not in roots][:KEPT_INCLUSIVE]
     return own + on_the_way
 
 

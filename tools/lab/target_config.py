@@ -51,6 +51,11 @@ concurrency = 1
 input_len = 32
 output_len = 128
 warmup = 1
+
+[profile]
+# SGLang's torch profiler records the first 64 forward steps of the bench (num_steps): enough
+# to see where the GPU time goes, and a trace small enough to read in a moment
+torch_steps = 64
 """
     if symptom is not None:
         text += f'\n[symptom]\ndefault = "{symptom}"\n'

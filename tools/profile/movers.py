@@ -38,7 +38,6 @@ class Mover(BaseModel):
     low: float  # the delta's 95 % interval
     high: float
     share: float | None  # delta / (bad value - good value), as times per unit
-    part: float = 0.0  # the share of the bad profile it takes
     change: Change
 
 
@@ -111,7 +110,6 @@ def movers(
                 low=delta - spread,
                 high=delta + spread,
                 share=delta / gap if gap else None,
-                part=p_bad,
                 change=change,
             )
         )

@@ -12,7 +12,8 @@ only when it used a CPU since its last look (the report's idle seconds are the r
 a sample whose innermost frame is one of the standard library's waits (a lock, a queue, a
 select loop, a socket) is left out too, for a platform where a thread's CPU clock cannot be
 read. Waiting grows with the run's length, not with the work, and would otherwise rise with
-every regression.
+every regression. A stack through a profiler's own code (a file or folder named for one:
+torch.profiler writing its trace mid-bench) is left out with them: it is not the target's work.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from pathlib import Path, PurePath
 from pydantic import BaseModel
 
 KEPT = 400  # functions kept per profile, the most sampled first
+# a profiler's own work (torch.profiler exporting a trace, the lab's simulated one): a file or
+# a folder named for one
+_PROFILERS = re.compile(r"[^/;]*profiler[^/;:]*(/|\.py:)")
 _STDLIB = re.compile(r"/lib/python3\.\d+/(?!(site|dist)-packages/)")
 WAITS = frozenset(
     {"wait", "get", "select", "poll", "_poll", "accept", "recv", "recv_into", "_recv"}
@@ -37,7 +41,10 @@ class Profile(BaseModel):
     samples: int  # the samples taken (every process's)
     interval_s: float
     processes: int  # processes that wrote a profile
-    waiting_s: float = 0.0  # thread time left out as idle or waiting (above)
+    waiting_s: float = 0.0  # thread time left out as idle, waiting or profiling (above)
+    # the outermost function of the tree on some stack (a thread's or a process's root: on
+    # the way to everything its thread does, its inclusive time says nothing about where)
+    roots: list[str] = []
     # "path:qualname" -> [inclusive seconds, self seconds]
     functions: dict[str, tuple[float, float]]
 
@@ -67,7 +74,7 @@ def _working(stacks: dict[str, float]) -> tuple[dict[str, float], float]:
     for stack, seconds in stacks.items():
         if not isinstance(seconds, (int, float)) or not seconds > 0:
             continue
-        if _waits(str(stack).rpartition(";")[2]):
+        if _waits(str(stack).rpartition(";")[2]) or _PROFILERS.search(str(stack)):
             waiting += seconds
         else:
             kept[str(stack)] = seconds
@@ -80,6 +87,7 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
     places: dict[str, tuple[str, bool]] = {}
     inclusive: dict[str, float] = {}
     own: dict[str, float] = {}
+    roots: set[str] = set()
     seconds, waiting, samples, interval, processes = 0.0, 0.0, 0, 0.0, 0
     for report in sorted(trace_dir.glob("*.profile.json")):
         try:
@@ -103,6 +111,8 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
             if not any(in_tree for (_, in_tree), _ in frames):
                 continue
             seconds += count
+            (where, _), name = next(f for f in frames if f[0][1])
+            roots.add(f"{where}:{name}")
             for key in {f"{where}:{name}" for (where, _), name in frames}:
                 inclusive[key] = inclusive.get(key, 0) + count
             (where, _), name = frames[-1]
@@ -117,4 +127,5 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
         processes=processes,
         functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
         waiting_s=waiting,
+        roots=sorted(roots & set(kept)),
     )

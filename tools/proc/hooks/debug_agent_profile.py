@@ -8,10 +8,12 @@ A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INT
 dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the interval; it is
 written when debug-agent asks for the import trace's reports (a flush token) and at exit, and
 counted afresh when debug-agent says the bench begins (a restart token). A thread is counted
-only where it worked: one that used under a tenth of the time since the last look on a CPU (a
-lock, a socket, a sleep, a GPU wait that blocks) was idle, and its time goes to the report's
-idle seconds (py-spy leaves idle threads out too: their time grows with the run's length, not
-with the work). A C call that holds the GIL (a regex, a copy) keeps the sampler waiting; the
+only while it works: one the kernel has asleep in a sleep, a poll, a select or a read (its
+/proc wchan) is idle, and its time goes to the report's idle seconds (py-spy leaves idle
+threads out too: their time grows with the run's length, not with the work). A thread waiting
+on a futex (the GIL the sampler holds, a lock) or in a driver's call (a GPU sync) is counted.
+Where wchan cannot be read, a thread that used under a tenth of the time since the last look
+on a CPU is idle. A C call that holds the GIL (a regex, a copy) keeps the sampler waiting; the
 time it waited goes to the stack where the interpreter next lets it run: the calling function
 when the call is in a loop, the caller's next call otherwise."""
 
@@ -32,6 +34,11 @@ _idle = [0.0]  # seconds of threads seen idle
 _closed = [False]  # the bench is over: what follows (the server stopping) is not counted
 _cpu: dict[int, float] = {}  # thread ident -> its CPU seconds at the last look
 BUSY = 0.1  # the share of the time since the last look a working thread spent on a CPU
+# what the kernel says an idle thread waits in (/proc/self/task/<tid>/wchan)
+_IDLE_WAITS = (
+    *("nanosleep", "poll", "select", "pipe_read", "pipe_wait", "sk_wait", "wait_woken"),
+    *("inet_csk_accept", "unix_stream", "do_wait", "sigsuspend", "sigtimedwait"),
+)
 _OWN = ("debug-agent-profile", "debug-agent-import-trace")
 
 
@@ -53,9 +60,17 @@ def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     return ";".join(reversed(frames))
 
 
-def _busy(ident: int, weight: float) -> bool:
-    """Whether the thread used a CPU for at least BUSY of the last `weight` seconds (where
-    its CPU clock cannot be read: counted)."""
+def _busy(ident: int, native: int | None, weight: float) -> bool:
+    """Whether the thread is at work: what the kernel says it waits in, or, where that cannot
+    be read, whether it used a CPU for at least BUSY of the last `weight` seconds (where its
+    CPU clock cannot be read either: counted)."""
+    if native is not None:
+        try:
+            with open(f"/proc/self/task/{native}/wchan") as f:
+                wait = f.read()
+            return not any(idle in wait for idle in _IDLE_WAITS)
+        except OSError:
+            pass
     try:
         now = time.clock_gettime(time.pthread_getcpuclockid(ident))
     except (AttributeError, OSError, OverflowError, ValueError):
@@ -82,10 +97,11 @@ def _sample() -> None:
             continue
         if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
             skip = _own_threads()
+        natives = {t.ident: t.native_id for t in threading.enumerate()}
         for ident, frame in sys._current_frames().items():
             if ident in skip:
                 continue
-            if not _busy(ident, weight):
+            if not _busy(ident, natives.get(ident), weight):
                 _idle[0] += weight
                 continue
             key = _stack(frame)

@@ -2,8 +2,8 @@
 
 Kernels "run" by adding model milliseconds to a per-process clock; the process also sleeps a
 scaled-down fraction of that time, so a server is really busy while it works. Logs and HTTP
-replies report model time. While SGLang's `/start_profile` runs, the profiler below records
-every kernel with its Python call stack and writes a trace in torch's Chrome format. Every knob
+replies report model time. While SGLang's `/start_profile` runs, labgpu_profiler records every
+kernel with its Python call stack and writes a trace in torch's Chrome format. Every knob
 is an environment variable so that a launch command can change the machine:
 
     SGLANG_LAB_GPU         sm90 | sm100 | sm120 (default sm120, RTX PRO 6000 Blackwell)
@@ -17,12 +17,13 @@ is an environment variable so that a launch command can change the machine:
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import random
 import sys
 import time
+
+import labgpu_profiler
+from labgpu_profiler import start_profile, stop_profile  # noqa: F401  (the scheduler's)
 
 _MEMORY_GB = {"sm90": 80.0, "sm100": 180.0, "sm120": 96.0}
 _NAMES = {"sm90": "NVIDIA H100 80GB HBM3", "sm100": "NVIDIA B200",
@@ -95,11 +96,9 @@ class Clock:
     def run(self, cost_ms: float) -> float:
         """Spend `cost_ms` of model time (plus noise); return what was really spent."""
         spent = cost_ms * self.launch_factor * max(0.2, self.rng.gauss(1.0, self.step_cv))
-        if _PROFILER is not None:
-            _PROFILER.lay_out(self.now_ms, spent, sys._getframe(1))
-            _PROFILER.steps_left -= 1
-            if _PROFILER.steps_left == 0:
-                stop_profile()
+        profiler = labgpu_profiler.RUNNING
+        if profiler is not None:
+            profiler.lay_out(self.now_ms, spent, sys._getframe(1))
         self.now_ms += spent
         self._owed_wall_s += spent * self.time_scale / 1000.0
         if self._owed_wall_s >= 0.002:
@@ -107,94 +106,3 @@ class Clock:
             self._owed_wall_s = 0.0
         return spent
 
-
-class Profiler:
-    """The simulated torch profiler: while it runs, every cost function of the tree that
-    returns a time computed from no other cost (a leaf: an attention kernel, an all-reduce, an
-    MoE) is a kernel launched from its Python stack. A forward's kernels share its spent time
-    in proportion to their costs (a layer's kernels stand for all its layers)."""
-
-    def __init__(self, output_dir: str, profile_id: str, rank: int, steps: int) -> None:
-        self.steps_left = steps or -1  # forwards to record (-1: until stopped)
-        self.path = os.path.join(output_dir, f"{profile_id}-TP-{rank}.trace.json.gz")
-        self.root = os.path.dirname(os.path.abspath(__file__))
-        self.own = sys._getframe().f_code.co_filename  # this simulated GPU launches nothing
-        self.frames: list[list] = []  # [code, a cost returned inside it]
-        self.pending: list[tuple[str, float, list[str]]] = []  # (kernel, cost, stack)
-        self.events: list[dict] = []
-
-    def hook(self, frame, event: str, arg) -> None:
-        if event == "call":
-            self.frames.append([frame.f_code, False])
-        elif event == "return" and self.frames:
-            code, had_cost = self.frames.pop()
-            if isinstance(arg, float) and self._tree(code.co_filename):
-                if not had_cost and arg > 0:
-                    self.pending.append((_qualname(code), arg, self._stack(frame)))
-                if self.frames:
-                    self.frames[-1][1] = True
-
-    def _tree(self, filename: str) -> bool:
-        return filename.startswith(self.root) and filename != self.own
-
-    def _stack(self, frame) -> list[str]:
-        names = []
-        while frame is not None:
-            code = frame.f_code
-            if self._tree(code.co_filename):
-                names.append(f"{code.co_filename}({code.co_firstlineno}): {code.co_name}")
-            frame = frame.f_back
-        return names[::-1]
-
-    def lay_out(self, start_ms: float, spent_ms: float, caller) -> None:
-        """The pending kernels as events of the forward that spent `spent_ms` from `start_ms`
-        (a cost with no kernel, as the scheduler's own, is one kernel of its caller)."""
-        kernels = self.pending or [("scheduler_overhead", spent_ms, self._stack(caller))]
-        self.pending = []
-        total = sum(cost for _, cost, _ in kernels)
-        ts = start_ms * 1000.0
-        for name, cost, stack in kernels:
-            dur = spent_ms * 1000.0 * cost / total
-            self._kernel(name, ts, dur, stack)
-            ts += dur
-
-    def _kernel(self, name: str, ts: float, dur: float, stack: list[str]) -> None:
-        correlation = len(self.events) + 1
-        for depth, frame in enumerate(stack):  # outer frames enclose inner ones
-            self.events.append({"ph": "X", "cat": "python_function", "name": frame, "pid": 1,
-                                "tid": 1, "ts": ts + depth * 1e-3, "dur": dur - depth * 2e-3})
-        self.events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
-                            "pid": 1, "tid": 1, "ts": ts + len(stack) * 1e-3, "dur": 1e-3,
-                            "args": {"correlation": correlation}})
-        self.events.append({"ph": "X", "cat": "kernel", "name": f"lab::{name}", "pid": 0,
-                            "tid": 7, "ts": ts, "dur": dur,
-                            "args": {"correlation": correlation, "stream": 7}})
-
-    def write(self) -> None:
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
-        with gzip.open(self.path, "wt") as out:
-            json.dump({"traceEvents": self.events}, out)
-
-
-_PROFILER: Profiler | None = None
-
-
-def _qualname(code) -> str:
-    return getattr(code, "co_qualname", code.co_name)  # Python 3.11 and up: Class.method
-
-
-def start_profile(output_dir: str, profile_id: str, rank: int, steps: int = 0) -> None:
-    global _PROFILER
-    _PROFILER = Profiler(output_dir, profile_id, rank, steps)
-    sys.setprofile(_PROFILER.hook)
-
-
-def stop_profile() -> str | None:
-    """Stop the profiler and write its trace; the trace's path (None: none was running)."""
-    global _PROFILER
-    profiler, _PROFILER = _PROFILER, None
-    sys.setprofile(None)
-    if profiler is None:
-        return None
-    profiler.write()
-    return profiler.path
