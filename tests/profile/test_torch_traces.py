@@ -111,6 +111,7 @@ def test_a_trace_in_torchs_format_is_read_and_garbage_is_left_out(tmp_path: Path
     assert f["pkg/model.py:attend@5"] == (400e-6, 400e-6)  # the call site: self time
     assert f["pkg/model.py:forward@1"] == (500e-6, 100e-6)  # gemm was launched from forward
     assert not any("torch/x.py" in k for k in f)  # not the tree's: no line of its own
+    assert profile.roots == ["pkg/model.py:forward@1"]
     assert read_torch_traces(tmp_path / "none", tree) is None
 
 

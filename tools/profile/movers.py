@@ -5,12 +5,10 @@ A function's time per unit is the share of the samples with it on the stack (inc
 its top (self), times the bench's value where that is a time (a latency), or its inverse where
 it is a rate (tokens per second: the time per token). The interval is the sampling's own (a
 binomial share of the n samples taken), not the launches' noise; the share is of the gap
-between the two values. In inclusive time a function moves only where its share of the profile
-moved the same way: one on (nearly) every stack in both, as the root of a thread, grew only
-because the whole bench did, which says nothing about where. (In self time a function with all
-the time in both did spend the gap: it is where the time went.) Self time names the function
-that spends it (a regex run from it, a loop; in a torch trace the kernel, and the function that
-launched it); inclusive time every function on the way to it.
+between the two values. Self time names the function that spends it (a regex run from it, a
+loop; in a torch trace the kernel, and the function that launched it); inclusive time every
+function on the way to it (the outermost of a thread, on the way to all it does, is left out
+by the caller: agent/profile/time_moved.py).
 """
 
 from __future__ import annotations
@@ -81,14 +79,7 @@ def movers(
             unit_good * math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
         )
         delta = t_bad - t_good
-        share_spread = Z95 * math.hypot(
-            math.sqrt(p_bad * (1 - p_bad) / max(bad.samples, 1)),
-            math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
-        )
-        moved_share = p_bad - p_good
-        if abs(delta) <= spread or (
-            column == 0 and (abs(moved_share) <= share_spread or moved_share * delta < 0)
-        ):
+        if abs(delta) <= spread or (p_bad == 0 and p_good == 0):
             continue
         change: Change = (
             "appeared"

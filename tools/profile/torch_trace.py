@@ -78,6 +78,7 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
     root = Path(tree).resolve() if resolve else tree
     inclusive: dict[str, float] = defaultdict(float)
     own: dict[str, float] = defaultdict(float)
+    roots: set[str] = set()
     seconds, kernels, read = 0.0, 0, 0
     for path in trace_files(folder):
         try:
@@ -99,6 +100,7 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
             stack = stacks.get(args.get("correlation")) if isinstance(args, dict) else None
             if stack:
                 own[stack[-1]] += spent
+                roots.add(stack[0])
                 for function in set(stack):
                     inclusive[function] += spent
     if not read or not kernels:
@@ -110,4 +112,5 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
         interval_s=0.0,
         processes=read,
         functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
+        roots=sorted(roots & set(kept)),
     )
