@@ -3,6 +3,7 @@ with the launches git bisect and plain ddmin would need on the same candidates (
 
 from __future__ import annotations
 
+import json
 import statistics
 import tempfile
 from collections.abc import Iterator
@@ -37,6 +38,8 @@ class ScenarioScore(BaseModel):
     # plus ddmin inside each culprit commit
     range_baseline: int | None = None
     rounds: int = 0  # rounds of launches (with --slots K: up to K launches each)
+    # launches of the search: beyond the references, their replicates and the confirmation
+    search_launches: int = 0
     # with --slots: the same scenario run serially, for comparison
     serial_outcome: str | None = None
     serial_launches: int | None = None
@@ -99,11 +102,42 @@ def _commits_right(result: dict, by_id: dict, want: dict[str, str]) -> bool:
     return True
 
 
+def search_launches(session_dir: Path) -> int:
+    """The launches a session spent searching: each whose plan was not the references'
+    calibration or the confirmation (the traced references are not launches of the plan)."""
+    planned, searching = 0, True
+    for line in (session_dir / "transcript.jsonl").read_text().splitlines()[1:]:
+        event = json.loads(line)
+        if event.get("node") == "plan" and event.get("kind") == "thought":
+            searching = not str(event.get("text", "")).startswith(("calibrate:", "confirm:"))
+        elif event.get("kind") == "experiment" and searching:
+            planned += 1
+    return planned
+
+
+def _without_profiles(lab: Path) -> None:
+    """The lab's config with [profile] off (the bench run without profiles, to compare)."""
+    config = lab / "debug-agent.toml"
+    text = config.read_text()
+    if "\n[profile]\n" in text:
+        text = text.replace("\n[profile]\n", "\n[profile]\nenabled = false\n", 1)
+    else:
+        text += "\n[profile]\nenabled = false\n"
+    config.write_text(text)
+
+
 def score_scenario(
-    seed: int, noise: float | None, work: Path, ranges: bool = False, slots: int = 1
+    seed: int,
+    noise: float | None,
+    work: Path,
+    ranges: bool = False,
+    slots: int = 1,
+    profiles: bool = True,
 ) -> ScenarioScore:
     lab = work / f"lab-{seed}-{slots}"
     create_lab("range" if ranges else "random", lab, seed=seed, noise=noise)
+    if not profiles:
+        _without_profiles(lab)
     if slots > 1:  # the experiments as Ray tasks, on the Ray run_bench started
         with (lab / "debug-agent.toml").open("a") as config:
             config.write(f'\n[cluster]\nray = "local"\nslots = {slots}\n')
@@ -143,6 +177,7 @@ def score_scenario(
         ddmin_launches=ddmin_launches(len(cands.candidates), positions, together),
         range_baseline=range_baseline(truth.range) if truth.range else None,
         rounds=result.get("rounds") or result["launches"],
+        search_launches=search_launches(Path(result["session_dir"])),
     )
 
 
@@ -154,6 +189,7 @@ def outcomes(scores: list[ScenarioScore]) -> dict:
         "inconclusive": sum(s.outcome == "inconclusive" for s in scores),
         "median_launches": statistics.median(s.launches for s in scores),
         "median_bisect_launches": statistics.median(s.bisect_launches for s in scores),
+        "median_search_launches": statistics.median(s.search_launches for s in scores),
     }
 
 
@@ -164,12 +200,13 @@ def run_bench(
     on_score=None,
     ranges: bool = False,
     slots: int = 1,
+    profiles: bool = True,
 ) -> tuple[list[ScenarioScore], dict]:
     """Each scenario scored; with `slots`, run serially too and set beside it."""
     scores = []
     with tempfile.TemporaryDirectory(prefix="debug-agent-bench-") as tmp, _ray(slots):
         for i in range(scenarios):
-            score = score_scenario(seed + i, noise, Path(tmp), ranges, slots)
+            score = score_scenario(seed + i, noise, Path(tmp), ranges, slots, profiles)
             if slots > 1:
                 serial = score_scenario(seed + i, noise, Path(tmp), ranges)
                 score.serial_outcome, score.serial_launches = serial.outcome, serial.launches

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.bench.baselines import bisect_launches
-from agent.bench.lab import ScenarioScore, outcomes
+from agent.bench.lab import ScenarioScore, outcomes, search_launches
 from agent.session import Session
 from tools.lab.create import create_lab
 from tools.lab.stack_lab import BAD, BETWEEN, RELEASE_HUNKS, download
@@ -88,6 +88,7 @@ def score_stack(seed: int, work: Path, wheels: Path) -> ScenarioScore:
         bisect_launches=stack_baseline(truth, info.changes),
         ddmin_launches=0,
         rounds=result.get("rounds") or result["launches"],
+        search_launches=search_launches(Path(result["session_dir"])),
     )
 
 

@@ -160,6 +160,13 @@ def lab_bench(
             "scenario also runs serially, beside it.",
         ),
     ] = 1,
+    profiles: Annotated[
+        bool,
+        typer.Option(
+            "--profiles/--no-profiles",
+            help="Profile the traced references ([profile]), or not: to compare the launches.",
+        ),
+    ] = True,
 ) -> None:
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
     import json
@@ -169,7 +176,7 @@ def lab_bench(
             "lab bench --stack runs real timings, one experiment at a time: "
             "it takes no --ranges, --slots or --noise"
         )
-    scores, summary = _scores(scenarios, seed, noise, as_json, ranges, stack, slots)
+    scores, summary = _scores(scenarios, seed, noise, as_json, ranges, stack, slots, profiles)
     if as_json:
         report = {"scenarios": [s.model_dump() for s in scores], "summary": summary}
         typer.echo(json.dumps(report, indent=2))
@@ -192,6 +199,7 @@ def _scores(
     ranges: bool,
     stack: bool,
     slots: int,
+    profiles: bool = True,
 ) -> tuple[list, dict]:
     """The bench's scenarios scored, each said on stderr as it ends (unless `quiet`)."""
     from rich.console import Console
@@ -208,7 +216,13 @@ def _scores(
     from agent.bench.lab import run_bench
 
     return run_bench(
-        scenarios, seed, noise, None if quiet else progress, ranges=ranges, slots=slots
+        scenarios,
+        seed,
+        noise,
+        None if quiet else progress,
+        ranges=ranges,
+        slots=slots,
+        profiles=profiles,
     )
 
 
@@ -218,7 +232,8 @@ def _print_bench(scores: list, summary: dict, title: str) -> None:
     from rich.table import Table
 
     table = Table(title=title)
-    for col in ("seed", "scenario", "cands", "outcome", "status", "launches", "bisect", "ddmin"):
+    columns = ("seed", "scenario", "cands", "outcome", "status", "launches", "search", "bisect")
+    for col in (*columns, "ddmin"):
         table.add_column(col)
     for s in scores:
         table.add_row(
@@ -228,6 +243,7 @@ def _print_bench(scores: list, summary: dict, title: str) -> None:
             s.outcome,
             s.status,
             str(s.launches),
+            str(s.search_launches),
             str(s.bisect_launches),
             str(s.ddmin_launches),
         )

@@ -148,9 +148,12 @@ def test_lab_bench_scores_against_the_truth() -> None:
         "median_rounds",
         "median_bisect_launches",
         "median_ddmin_launches",
+        "median_search_launches",
     }
     assert out["summary"]["wrong"] == 0 and len(out["scenarios"]) == 2
     assert all(s["bisect_launches"] >= 2 for s in out["scenarios"])
+    # the search's own launches: the references, their replicates and the confirmation aside
+    assert all(0 <= s["search_launches"] <= s["launches"] - 4 for s in out["scenarios"])
 
 
 def test_hundreds_of_drops_print_one_line_per_reason(tmp_path: Path) -> None:
