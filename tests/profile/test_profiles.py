@@ -74,6 +74,46 @@ def test_the_function_that_runs_the_slow_regex_is_the_top_mover(tmp_path: Path) 
     assert bad.roots == ["app.py:<module>"]  # the outermost: on the way to all of it
 
 
+WATCHED = """\
+import threading
+import time
+
+
+def watch():  # a watchdog: asleep but for a moment every 20 ms
+    while True:
+        time.sleep(0.02)
+
+
+def work():
+    return sum(i * i for i in range(200_000))
+
+
+threading.Thread(target=watch, daemon=True).start()
+started = time.perf_counter()
+while time.perf_counter() - started < 1.0:
+    work()
+"""
+
+
+def test_a_thread_that_sleeps_is_idle_and_the_working_one_counts(tmp_path: Path) -> None:
+    """Wall time of a sleeping thread grows with the run, not with the work: the kernel says
+    it sleeps, and the sampler leaves it out (as idle seconds), while the main thread's work is
+    all there."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "app.py").write_text(WATCHED)
+    trace = tmp_path / "trace"
+    env = traced_env({PROFILE_VAR: "1", PROFILE_INTERVAL_VAR: "5"}, trace, tree)
+    subprocess.run([sys.executable, "app.py"], cwd=tree, env=env, check=True, timeout=60)
+    profile = read_profile(trace, tree)
+    assert profile is not None
+    assert profile.waiting_s > 0.5  # the watchdog's second, or most of it
+    watch = profile.functions.get("app.py:watch", (0.0, 0.0))[0]
+    assert watch < 0.2 * profile.seconds, profile.functions
+    assert profile.functions["app.py:work.<locals>.<genexpr>"][1] > 0.5 * profile.seconds
+    assert "app.py:<module>" in profile.roots
+
+
 def test_the_profiler_turned_off_writes_nothing(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()

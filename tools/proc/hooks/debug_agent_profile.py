@@ -8,14 +8,14 @@ A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INT
 dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the interval; it is
 written when debug-agent asks for the import trace's reports (a flush token) and at exit, and
 counted afresh when debug-agent says the bench begins (a restart token). A thread is counted
-only while it works: one the kernel has asleep in a sleep, a poll, a select or a read (its
-/proc wchan) is idle, and its time goes to the report's idle seconds (py-spy leaves idle
-threads out too: their time grows with the run's length, not with the work). A thread waiting
-on a futex (the GIL the sampler holds, a lock) or in a driver's call (a GPU sync) is counted.
-Where wchan cannot be read, a thread that used under a tenth of the time since the last look
-on a CPU is idle. A C call that holds the GIL (a regex, a copy) keeps the sampler waiting; the
-time it waited goes to the stack where the interpreter next lets it run: the calling function
-when the call is in a loop, the caller's next call otherwise."""
+only while it works: one that used under a tenth of the time since the last look on a CPU, or
+that the kernel has asleep now in a sleep, a poll, a select or a read (its /proc wchan), is
+idle, and its time goes to the report's idle seconds (py-spy leaves idle threads out too: their
+time grows with the run's length, not with the work). A busy thread waiting on a futex (the GIL
+the sampler holds) or spinning in a driver's call (a GPU sync) is counted. A C call that holds
+the GIL (a regex, a copy) keeps the sampler waiting; the time it waited goes to the stack where
+the interpreter next lets it run: the calling function when the call is in a loop, the caller's
+next call otherwise."""
 
 from __future__ import annotations  # the target's Python may be older than ours (3.8 and up)
 
@@ -60,17 +60,21 @@ def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     return ";".join(reversed(frames))
 
 
-def _busy(ident: int, native: int | None, weight: float) -> bool:
-    """Whether the thread is at work: what the kernel says it waits in, or, where that cannot
-    be read, whether it used a CPU for at least BUSY of the last `weight` seconds (where its
-    CPU clock cannot be read either: counted)."""
-    if native is not None:
-        try:
-            with open(f"/proc/self/task/{native}/wchan") as f:
-                wait = f.read()
-            return not any(idle in wait for idle in _IDLE_WAITS)
-        except OSError:
-            pass
+def _asleep(native: int | None) -> bool:
+    """Whether the kernel has the thread asleep in an idle wait (False where it cannot say)."""
+    if native is None:
+        return False
+    try:
+        with open(f"/proc/self/task/{native}/wchan") as f:
+            wait = f.read()
+    except OSError:
+        return False
+    return any(idle in wait for idle in _IDLE_WAITS)
+
+
+def _used_cpu(ident: int, weight: float) -> bool:
+    """Whether the thread used a CPU for at least BUSY of the last `weight` seconds (True
+    where its CPU clock cannot be read)."""
     try:
         now = time.clock_gettime(time.pthread_getcpuclockid(ident))
     except (AttributeError, OSError, OverflowError, ValueError):
@@ -78,6 +82,12 @@ def _busy(ident: int, native: int | None, weight: float) -> bool:
     before = _cpu.get(ident)
     _cpu[ident] = now
     return before is None or now - before >= BUSY * weight
+
+
+def _busy(ident: int, native: int | None, weight: float) -> bool:
+    """At work: it used a CPU since the last look (a watchdog that wakes for a moment, then
+    waits for the GIL, did not) and is not asleep now (a thread that works half the time)."""
+    return _used_cpu(ident, weight) and not _asleep(native)
 
 
 def _own_threads() -> set[int]:
