@@ -161,11 +161,7 @@ def lab_bench(
         ),
     ] = 1,
     profiles: Annotated[
-        bool,
-        typer.Option(
-            "--profiles/--no-profiles",
-            help="Profile the traced references ([profile]), or not: to compare the launches.",
-        ),
+        bool, typer.Option(help="Profile the traced references, or not (to compare).")
     ] = True,
 ) -> None:
     """Run the engine on generated scenarios; compare with the truth, git bisect and ddmin."""
