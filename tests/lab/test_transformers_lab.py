@@ -34,6 +34,13 @@ def test_the_planted_verify_regression_is_confirmed_and_decoys_dropped(tmp_path:
     for never_run in ("msa_attention.py", "modeling_mistral.py"):
         assert "was not imported by any of the" in dropped[never_run]
     assert "comments/docstrings" in dropped["utils.py"]
+    # no torch profiler behind this server's routes: said once, and the CPU profile ties the
+    # culprit's function (the verify loop, whose time grew) to its hunk
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert transcript.count("torch profiler: /start_profile answered 404") == 1
+    assert "profile: src/transformers/generation/utils.py:GenerationMixin._assisted_decoding" in (
+        transcript
+    )
     assert (
         git(lab, "status", "--porcelain"),
         git(lab, "rev-parse", "HEAD"),

@@ -8,11 +8,12 @@ A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INT
 dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the interval; it is
 written when debug-agent asks for the import trace's reports (a flush token) and at exit, and
 counted afresh when debug-agent says the bench begins (a restart token). A thread is counted
-only while it works: one that used under a tenth of the time since the last look on a CPU, or
-that the kernel has asleep now in a sleep, a poll, a select or a read (its /proc wchan), is
-idle, and its time goes to the report's idle seconds (py-spy leaves idle threads out too: their
-time grows with the run's length, not with the work). A busy thread waiting on a futex (the GIL
-the sampler holds) or spinning in a driver's call (a GPU sync) is counted. A C call that holds
+only while it works: one that used under a tenth of the time since the last look on a CPU (a
+sleep, a lock, a socket, a blocking GPU sync; a watchdog that wakes for a moment, then waits
+for the GIL) is idle, and its time goes to the report's idle seconds (py-spy leaves idle
+threads out too: their time grows with the run's length, not with the work). Nothing here
+releases the GIL between two looks (reading the kernel's wchan did, and made a 1 ms bench's
+timings noisier). A C call that holds
 the GIL (a regex, a copy) keeps the sampler waiting; the time it waited goes to the stack where
 the interpreter next lets it run: the calling function when the call is in a loop, the caller's
 next call otherwise."""
@@ -34,11 +35,6 @@ _idle = [0.0]  # seconds of threads seen idle
 _closed = [False]  # the bench is over: what follows (the server stopping) is not counted
 _cpu: dict[int, float] = {}  # thread ident -> its CPU seconds at the last look
 BUSY = 0.1  # the share of the time since the last look a working thread spent on a CPU
-# what the kernel says an idle thread waits in (/proc/self/task/<tid>/wchan)
-_IDLE_WAITS = (
-    *("nanosleep", "poll", "select", "pipe_read", "pipe_wait", "sk_wait", "wait_woken"),
-    *("inet_csk_accept", "unix_stream", "do_wait", "sigsuspend", "sigtimedwait"),
-)
 _OWN = ("debug-agent-profile", "debug-agent-import-trace")
 
 
@@ -60,18 +56,6 @@ def _stack(frame) -> str:  # type: ignore[no-untyped-def]
     return ";".join(reversed(frames))
 
 
-def _asleep(native: int | None) -> bool:
-    """Whether the kernel has the thread asleep in an idle wait (False where it cannot say)."""
-    if native is None:
-        return False
-    try:
-        with open(f"/proc/self/task/{native}/wchan") as f:
-            wait = f.read()
-    except OSError:
-        return False
-    return any(idle in wait for idle in _IDLE_WAITS)
-
-
 def _used_cpu(ident: int, weight: float) -> bool:
     """Whether the thread used a CPU for at least BUSY of the last `weight` seconds (True
     where its CPU clock cannot be read)."""
@@ -82,12 +66,6 @@ def _used_cpu(ident: int, weight: float) -> bool:
     before = _cpu.get(ident)
     _cpu[ident] = now
     return before is None or now - before >= BUSY * weight
-
-
-def _busy(ident: int, native: int | None, weight: float) -> bool:
-    """At work: it used a CPU since the last look (a watchdog that wakes for a moment, then
-    waits for the GIL, did not) and is not asleep now (a thread that works half the time)."""
-    return _used_cpu(ident, weight) and not _asleep(native)
 
 
 def _own_threads() -> set[int]:
@@ -107,11 +85,10 @@ def _sample() -> None:
             continue
         if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
             skip = _own_threads()
-        natives = {t.ident: t.native_id for t in threading.enumerate()}
         for ident, frame in sys._current_frames().items():
             if ident in skip:
                 continue
-            if not _busy(ident, natives.get(ident), weight):
+            if not _used_cpu(ident, weight):
                 _idle[0] += weight
                 continue
             key = _stack(frame)

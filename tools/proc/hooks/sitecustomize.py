@@ -109,17 +109,12 @@ def _read(path: str) -> str | None:
 
 def _loop(directory: str) -> None:
     event = threading.Event()
-    # asks (the bench begins, or ends) are read every 50 ms, to be answered soon; the report
-    # is written soon after start-up, then at most every 0.2 s while modules come and go
-    dumped, flushed, restarted = (-1, -1, 0), None, None
-    delay, since = 0.05, 0.0
-    while not event.wait(0.05):
-        since += 0.05
-        token = _read(os.path.join(directory, "flush"))
+    delay, dumped, flushed, restarted = 0.05, (-1, -1, 0), None, None  # then every 0.2 s
+    while not event.wait(delay):
         seen = (len(sys.modules), len(os.environ), hash(frozenset(os.environ.items())))
-        # a server at work imports nothing: no cost
-        if (seen != dumped and since >= delay) or token != flushed:
-            dumped, since, delay = seen, 0.0, min(0.2, delay * 2)
+        token = _read(os.path.join(directory, "flush"))
+        if seen != dumped or token != flushed:  # a server at work imports nothing: no cost
+            dumped = seen
             _dump(directory)
         if token is not None and token != flushed:
             if _profile is not None:  # the bench is over: count no more
@@ -132,6 +127,7 @@ def _loop(directory: str) -> None:
                 _profile.restart()
             restarted = ask
             _write(os.path.join(directory, f"{os.getpid()}.restarted"), ask)
+        delay = min(0.2, delay * 2)
 
 
 def _chain_target_sitecustomize() -> None:
