@@ -156,7 +156,8 @@ def _time_moved(state: InvestigationState) -> list[str]:
             f"torch profiler: {facts.trace.kernels_refused}: no GPU traces (the sampler's "
             "CPU profile only)"
         )
-    if not any(t.profile is not None and t.profile.seconds for t in traces):
+    sampled = any(t.profile is not None and t.profile.seconds for t in traces)
+    if not sampled:
         lines.append(
             "profile: no process sampled the target's own code at work (no Python process "
             "reported, or its time is spent outside Python): no profile priors"
@@ -167,8 +168,6 @@ def _time_moved(state: InvestigationState) -> list[str]:
         lines += [
             f"where the time moved: {mover_line(m, state.unit, worse)} ({words})" for m in own[:3]
         ]
-    if not any(m.kind == "self" for m in facts.movers) and any(
-        t.profile is not None and t.profile.seconds for t in traces
-    ):
+    if sampled and not any(m.kind == "self" for m in facts.movers):
         lines.append("profile: no function's time per unit moved beyond the sampling's error")
     return lines

@@ -127,7 +127,6 @@ def start() -> None:
     """Start sampling this process (again in a forked child: it has only the forking thread)."""
     if not _ON:
         return
-    _counts.clear()
-    _cpu.clear()
-    _taken[0], _idle[0], _closed[0] = 0, 0.0, False
+    restart()
+    _cpu.clear()  # a forked child's threads are new
     threading.Thread(target=_sample, daemon=True, name="debug-agent-profile").start()
