@@ -12,47 +12,15 @@ whose own functions were sampled in both references and moved in neither is sear
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 
 from agent.profile.time_moved import mover_line
 from tools.code_paths.dependencies import changed_line_numbers
+from tools.profile.code_names import FunctionSpan, functions, named
 from tools.profile.movers import Mover
 from tools.repo.candidates import Candidate
 
 GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
 CLEARED = 0.5
-
-
-@dataclass
-class _Function:
-    qualname: str
-    first: int
-    last: int
-    uses: set[str] = field(default_factory=set)  # names and attributes its body mentions
-    start: int = 0  # its first decorator's line (the code's first line), else `first`
-
-
-def _functions(tree: ast.Module) -> list[_Function]:
-    """Every function of a module with the qualified name CPython gives its code."""
-    found: list[_Function] = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = f"{prefix}{child.name}"
-                uses = {n.id for n in ast.walk(child) if isinstance(n, ast.Name)}
-                uses |= {n.attr for n in ast.walk(child) if isinstance(n, ast.Attribute)}
-                start = min([d.lineno for d in child.decorator_list] + [child.lineno])
-                last = child.end_lineno or child.lineno
-                found.append(_Function(name, child.lineno, last, uses, start))
-                walk(child, f"{name}.<locals>.")
-            elif isinstance(child, ast.ClassDef):
-                walk(child, f"{prefix}{child.name}.")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return found
 
 
 def _assigned(tree: ast.Module, lines: set[int]) -> set[str]:
@@ -76,7 +44,7 @@ def _lines(c: Candidate) -> set[int]:
     return added or {c.new_start() or 0}
 
 
-def _innermost(functions: list[_Function], lines: set[int]) -> list[_Function]:
+def _innermost(functions: list[FunctionSpan], lines: set[int]) -> list[FunctionSpan]:
     """The functions holding one of `lines` that hold no other such function."""
     inside = [f for f in functions if any(f.first <= n <= f.last for n in lines)]
     return [
@@ -86,25 +54,9 @@ def _innermost(functions: list[_Function], lines: set[int]) -> list[_Function]:
     ]
 
 
-def _named(functions: list[_Function], qualname: str) -> _Function | None:
-    """The function a mover names: by its qualified name (the sampler's), or, from a torch
-    trace, `name@line` (the code's name and a line of it)."""
-    name, at, line = qualname.rpartition("@")
-    if not at or not line.isdigit():
-        return next((f for f in functions if f.qualname == qualname), None)
-    return next(
-        (
-            f
-            for f in functions
-            if f.qualname.rsplit(".", 1)[-1] == name and f.start <= int(line) <= f.last
-        ),
-        None,
-    )
-
-
 def _tie(
     c: Candidate,
-    functions: list[_Function],
+    spans: list[FunctionSpan],
     tree: ast.Module,
     moved: list[Mover],
     unit: str,
@@ -112,14 +64,14 @@ def _tie(
 ) -> tuple[float, str] | None:
     """The largest share of a mover the hunk is tied to, and the words for it."""
     lines = _lines(c)
-    innermost = {f.qualname for f in _innermost(functions, lines)}
+    innermost = {f.qualname for f in _innermost(spans, lines)}
     names = _assigned(tree, lines) if not innermost else set()
     best: tuple[float, str] | None = None
     for m in moved:
         path, _, qualname = m.function.partition(":")
         if path != c.file or m.delta <= 0 or not m.share:
             continue
-        function = _named(functions, qualname)
+        function = named(spans, qualname)
         how = ""
         if function is not None and function.qualname in innermost:
             how = "its lines lie in it"
@@ -142,7 +94,7 @@ def profile_priors(
 ) -> dict[str, tuple[float, str]]:
     """Each hunk's prior factor from the profile, with the reason quoted in the transcript.
     `sampled`: the functions ("path:qualname") either reference's profile saw."""
-    parsed: dict[str, tuple[ast.Module, list[_Function]] | None] = {}
+    parsed: dict[str, tuple[ast.Module, list[FunctionSpan]] | None] = {}
     out: dict[str, tuple[float, str]] = {}
     for c in candidates:
         if c.kind != "hunk" or not c.file:
@@ -150,21 +102,19 @@ def profile_priors(
         if c.file not in parsed:
             try:
                 tree = ast.parse(bad_sources.get(c.file) or "")
-                parsed[c.file] = (tree, _functions(tree))
+                parsed[c.file] = (tree, functions(tree))
             except (SyntaxError, ValueError, RecursionError):
                 parsed[c.file] = None
         found = parsed[c.file]
         if found is None or not found[1]:
             continue
-        tree, functions = found
-        tied = _tie(c, functions, tree, moved, unit, higher_is_worse)
+        tree, spans = found
+        tied = _tie(c, spans, tree, moved, unit, higher_is_worse)
         if tied is not None:
             out[c.id] = (1 + GROWTH * min(max(tied[0], 0.0), 1.0), tied[1])
             continue
         _, added = changed_line_numbers(c)
-        own = {
-            f"{c.file}:{f.qualname}" for f in _innermost(functions, added or {c.new_start() or 0})
-        }
+        own = {f"{c.file}:{f.qualname}" for f in _innermost(spans, added or {c.new_start() or 0})}
         if own and own <= sampled and not own & {m.function for m in moved}:
             listed = ", ".join(sorted(q.partition(":")[2] for q in own))
             out[c.id] = (CLEARED, f"profile: {listed} took the same time in both references")

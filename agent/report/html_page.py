@@ -8,7 +8,9 @@ import io
 import json
 from pathlib import Path
 
+from agent.report.flame_graph import flame_graphs
 from agent.report.markdown_page import culprit_place
+from agent.report.time_moved import INTRO, time_moved_rows
 from agent.result import InvestigationResult
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
@@ -102,6 +104,20 @@ def _hypotheses(state: InvestigationState) -> str:
     )
 
 
+def _time_moved(state: InvestigationState, r: InvestigationResult) -> str:
+    """The movers table and the differential flame graphs ("" without profiles)."""
+    graphs = flame_graphs(state)
+    if not r.time_moved and not graphs:
+        return ""
+    header, rows = time_moved_rows(r)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    table = f"<table><tr>{head}</tr>{_rows(rows)}</table>" if rows else ""
+    return (
+        f'<h2>Where the time moved</h2><section id="time-moved"><p>{html.escape(INTRO)}.</p>'
+        f"{table}{graphs}</section>"
+    )
+
+
 def render(state: InvestigationState) -> str:
     r = InvestigationResult.model_validate(state.result)
     m = r.metric
@@ -119,6 +135,7 @@ body {{ font: 15px/1.45 system-ui, sans-serif; max-width: 1000px; margin: 2em au
 #verdict {{ font-size: 1.5em; padding: .6em 1em; border-radius: 8px; background: #eef; }}
 table {{ border-collapse: collapse; width: 100%; font-size: 13px; }}
 td, th {{ border: 1px solid #ccc; padding: 4px 6px; text-align: left; vertical-align: top; }}
+svg.flame .frame:hover rect {{ stroke: #000; stroke-width: .7; }}
 </style></head><body>
 <div id="verdict">{html.escape(str(r.status))}: {html.escape(state.symptom.text)} —
 {html.escape(state.metric)} bad {fmt(m.bad)}, good {fmt(m.good)},
@@ -126,6 +143,7 @@ after the fix {fmt(m.after_fix)} {html.escape(state.unit)}
 ({r.launches} launches)</div>
 <h2>Culprits</h2><ul id="culprits">{culprits or "<li>none named</li>"}</ul>
 <h2>Metric per launch</h2><figure id="chart">{_chart_svg(state)}</figure>
+{_time_moved(state, r)}
 <h2>Hypotheses</h2><table><tr><th>candidate</th><th>status</th><th>prior</th>
 <th>launches</th><th>evidence</th></tr>{hypotheses}</table>
 <h2>Dead ends dropped without a launch</h2><table><tr><th>candidate</th><th>reason</th>

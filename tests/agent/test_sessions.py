@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -98,6 +99,18 @@ def test_html_report_renders_in_chromium(finished: str, tmp_path: Path) -> None:
     assert 'id="verdict"' in dom and "confirmed" in dom
     assert 'id="chart"' in dom and "<svg" in dom and "verify_ms per launch" in dom
     assert "parallel_state" in dom
+    # where the time moved: the movers table, and the GPU time's differential flame graph with
+    # the split all-reduce's frames red (grown), hovered for their times in both states
+    assert 'id="time-moved"' in dom and 'id="flame-gpu"' in dom and 'id="flame-cpu"' in dom
+    flame = dom[dom.index('id="flame-gpu"') :]
+    flame = flame[: flame.index("</figure>")]
+    frames = [
+        g for g in flame.split('<g class="frame">')[1:] if ":GroupCoordinator.all_reduce\n" in g
+    ]
+    widest = max(frames, key=lambda g: float(re.search(r'width="([\d.]+)"', g)[1]))  # type: ignore[index]
+    red = re.search(r'fill="rgb\(235,(\d+),\1\)"', widest)
+    assert red and int(red[1]) < 200, widest  # grown, deeply
+    assert "good " in widest and "→ bad " in widest
 
 
 def _descendants(pid: int) -> list[int]:

@@ -25,6 +25,7 @@ from pathlib import Path, PurePath
 from pydantic import BaseModel
 
 KEPT = 400  # functions kept per profile, the most sampled first
+STACKS_KEPT = 300  # stacks kept for the flame graph, the most seen first
 # a profiler's own work (torch.profiler exporting a trace, the lab's simulated one): a file or
 # a folder named for one
 _PROFILERS = re.compile(r"[^/;]*profiler[^/;:]*(/|\.py:)")
@@ -47,6 +48,14 @@ class Profile(BaseModel):
     roots: list[str] = []
     # "path:qualname" -> [inclusive seconds, self seconds]
     functions: dict[str, tuple[float, float]]
+    # the most seen stacks, collapsed ("a;b;c": from the tree's outermost frame to the one
+    # spending the time) -> seconds: what a flame graph draws
+    stacks: dict[str, float] = {}
+
+
+def kept_stacks(stacks: dict[str, float]) -> dict[str, float]:
+    """The STACKS_KEPT most seen of `stacks`."""
+    return dict(sorted(stacks.items(), key=lambda s: -s[1])[:STACKS_KEPT])
 
 
 def place(path: str, root: PurePath, resolve: bool) -> tuple[str, bool]:
@@ -88,6 +97,7 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
     inclusive: dict[str, float] = {}
     own: dict[str, float] = {}
     roots: set[str] = set()
+    collapsed: dict[str, float] = {}
     seconds, waiting, samples, interval, processes = 0.0, 0.0, 0, 0.0, 0
     for report in sorted(trace_dir.glob("*.profile.json")):
         try:
@@ -111,8 +121,11 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
             if not any(in_tree for (_, in_tree), _ in frames):
                 continue
             seconds += count
-            (where, _), name = next(f for f in frames if f[0][1])
+            first = next(i for i, ((_, in_tree), _) in enumerate(frames) if in_tree)
+            (where, _), name = frames[first]
             roots.add(f"{where}:{name}")
+            way = ";".join(f"{where}:{name}" for (where, _), name in frames[first:])
+            collapsed[way] = collapsed.get(way, 0) + count
             for key in {f"{where}:{name}" for (where, _), name in frames}:
                 inclusive[key] = inclusive.get(key, 0) + count
             (where, _), name = frames[-1]
@@ -128,4 +141,5 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
         functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
         waiting_s=waiting,
         roots=sorted(roots & set(kept)),
+        stacks=kept_stacks(collapsed),
     )

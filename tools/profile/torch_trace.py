@@ -7,7 +7,8 @@ call that launched it by `args.correlation`, and, recorded with stacks, that cal
 nested `python_function` events named `path(line): function`. A kernel's time counts as self
 time of its own name (`[kernel] name`) and of the innermost function of the tree around its
 launch (the call site), and as inclusive time of every function of the tree on the way. A
-function is named `path:name@line`, as the trace names it (the code's name, not its class).
+function is named `path:Class.name` as the sampler names it, read from the file where it can
+be (tools/profile/code_names.py), else `path:name@line` as the trace names it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import re
 from collections import defaultdict
 from pathlib import Path, PurePath
 
-from tools.profile.samples import KEPT, Profile, place
+from tools.profile.code_names import SourceNames
+from tools.profile.samples import KEPT, Profile, kept_stacks, place
 
 KERNEL_CATS = frozenset({"kernel", "gpu_memcpy", "gpu_memset"})
 LAUNCH_CATS = frozenset({"cuda_runtime", "cuda_driver"})
@@ -38,7 +40,9 @@ def _events(path: Path) -> list[dict]:
     return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 
 
-def _stacks(events: list[dict], root: PurePath, resolve: bool) -> dict[object, list[str]]:
+def _stacks(
+    events: list[dict], root: PurePath, resolve: bool, names: SourceNames
+) -> dict[object, list[str]]:
     """correlation -> the tree's functions around the launch, outermost first."""
     frames: dict[tuple, list[Span]] = defaultdict(list)
     launches: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
@@ -52,7 +56,10 @@ def _stacks(events: list[dict], root: PurePath, resolve: bool) -> dict[object, l
                 places[m["path"]] = place(m["path"], root, resolve)
             where, in_tree = places[m["path"]]
             end = ts + float(e.get("dur") or 0)
-            key = f"{where}:{m['name']}@{m['line']}" if in_tree else ""
+            key = ""
+            if in_tree:
+                qualname = names.qualname(m["path"], m["name"], int(m["line"]))
+                key = f"{where}:{qualname}"
             frames[thread].append((ts, end, key))
         elif e.get("cat") in LAUNCH_CATS and isinstance(args := e.get("args"), dict):
             launches[thread].append((ts, args.get("correlation")))
@@ -79,14 +86,16 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
     inclusive: dict[str, float] = defaultdict(float)
     own: dict[str, float] = defaultdict(float)
     roots: set[str] = set()
+    collapsed: dict[str, float] = defaultdict(float)
     seconds, kernels, read = 0.0, 0, 0
+    names = SourceNames()  # the tree's files, each parsed once for all the ranks' traces
     for path in trace_files(folder):
         try:
             events = _events(path)
         except (OSError, ValueError, EOFError):
             continue  # a trace cut short: the others still count
         read += 1
-        stacks = _stacks(events, root, resolve)
+        stacks = _stacks(events, root, resolve, names)
         for e in events:
             args, dur = e.get("args"), e.get("dur")
             if e.get("cat") not in KERNEL_CATS or not isinstance(dur, (int, float)) or dur <= 0:
@@ -98,6 +107,7 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
             own[name] += spent
             inclusive[name] += spent
             stack = stacks.get(args.get("correlation")) if isinstance(args, dict) else None
+            collapsed[";".join([*(stack or []), name])] += spent
             if stack:
                 own[stack[-1]] += spent
                 roots.add(stack[0])
@@ -113,4 +123,5 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
         processes=read,
         functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
         roots=sorted(roots & set(kept)),
+        stacks=kept_stacks(collapsed),
     )
