@@ -15,6 +15,7 @@ from pathlib import Path
 import git
 
 from agent.priors import prior
+from agent.profile.controls import control_priors
 from agent.profile.ties import profile_priors
 from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
 from agent.state import Hypothesis, InvestigationState, Link
@@ -138,7 +139,8 @@ def kept_by_links(verdicts: dict[str, Relevance], links: list[Link]) -> dict[str
 def _profile_ties(
     state: InvestigationState, bad_sources: dict[str, str | None]
 ) -> dict[str, tuple[float, str]]:
-    """The profile's prior factors for the hunks (agent/profile/ties.py)."""
+    """The profile's prior factors: for the hunks by their code (agent/profile/ties.py), for
+    whatever sets an env var or an argument by what it controls (agent/profile/controls.py)."""
     facts = state.facts
     if facts is None or not facts.movers:
         return {}
@@ -146,7 +148,11 @@ def _profile_ties(
     roots = {root for p in profiles for root in p.roots}  # whose time says nothing about where
     sampled = {function for p in profiles for function in p.functions} - roots
     worse = state.worse == "higher"
-    return profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit, worse)
+    found = profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit, worse)
+    for cid, tie in control_priors(state.candidates, facts.movers, state.unit, worse).items():
+        if cid not in found or tie[0] > found[cid][0]:
+            found[cid] = tie
+    return found
 
 
 def link_sentence(link: Link) -> str:
