@@ -20,9 +20,16 @@ ConfigOpt = Annotated[
     Path, typer.Option("--config", help="The target config (default: ./debug-agent.toml).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+RevertOpt = Annotated[
+    list[str],
+    typer.Option(
+        help="Candidate ids to undo (comma-separated or repeated); starts from the bad state."
+    ),
+]
+ApplyOpt = Annotated[list[str], typer.Option(help="Candidate ids to add to the good state.")]
 
 
-def _load(config_path: Path) -> Target:
+def load_target(config_path: Path) -> Target:
     from tools.config import load_config
     from tools.repo.target import Target
 
@@ -48,7 +55,7 @@ def _checked_arg(arg: str) -> str:
     return arg
 
 
-def _split_ids(values: list[str]) -> list[str]:
+def split_ids(values: list[str]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
@@ -66,7 +73,7 @@ def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False)
     """List the candidates (hunks, env and server-arg differences) with their stable ids."""
     from tools.secrets import mask
 
-    cands = mask(_load(config).cands)
+    cands = mask(load_target(config).cands)
     if as_json:
         typer.echo(
             json.dumps(
@@ -85,13 +92,8 @@ def diff(config: ConfigOpt = Path("debug-agent.toml"), as_json: JsonOpt = False)
 
 
 def experiment(
-    revert: Annotated[
-        list[str],
-        typer.Option(
-            help="Candidate ids to undo (comma-separated or repeated); starts from the bad state."
-        ),
-    ] = [],  # noqa: B006
-    apply: Annotated[list[str], typer.Option(help="Candidate ids to add to the good state.")] = [],  # noqa: B006
+    revert: RevertOpt = [],  # noqa: B006
+    apply: ApplyOpt = [],  # noqa: B006
     env: Annotated[list[str], typer.Option(help="Extra env for the server, NAME=VALUE.")] = [],  # noqa: B006
     arg: Annotated[
         list[str], typer.Option(help='Extra server args, e.g. "--attention-backend flashinfer".')
@@ -119,16 +121,16 @@ def experiment(
     from tools.folders import new_run_dir, sessions_root
     from tools.secrets import mask
 
-    target = _load(config)
+    target = load_target(config)
     spec = ExperimentSpec(
-        reverted=_split_ids(revert),
-        applied=_split_ids(apply),
+        reverted=split_ids(revert),
+        applied=split_ids(apply),
         env=_parse_env(env),
         args=[_checked_arg(a) for a in arg],
     )
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
     run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), "experiment")
-    name = metric or _default_metric(target.config)
+    name = metric or default_metric(target.config)
     requests = samples or target.config.bench.requests
     with experiment_progress(enabled=not as_json, requests=requests, launches=launches) as bar:
         options = ExperimentOptions(metric=name, requests=samples, launches=launches, progress=bar)
@@ -140,7 +142,7 @@ def experiment(
         experiment_summary(result)
 
 
-def _default_metric(config: TargetConfig) -> str | None:
+def default_metric(config: TargetConfig) -> str | None:
     if config.bench.kind == "command":
         return config.bench.metric
     if config.symptom.default:
@@ -229,7 +231,7 @@ def paths(
     from tools.code_paths.evidence import classify, package_root
 
     if repo is None or not files:
-        target = _load(Path("debug-agent.toml"))
+        target = load_target(Path("debug-agent.toml"))
         repo = repo or target.source_dir()
         files = files or sorted({c.file for c in target.cands.candidates if c.file})
     server_args, line, text = _startup_log(log)
@@ -307,5 +309,8 @@ def register_tool_commands(app: typer.Typer) -> None:
     app.command()(paths)
     app.command()(diff)
     app.command()(experiment)
+    from agent.cli.profile import profile
+
+    app.command()(profile)
     app.command()(env)
     app.add_typer(logs_app, name="logs")

@@ -20,8 +20,8 @@ class FunctionSpan:
     start: int = 0  # its first decorator's line (the code's first line), else `first`
 
 
-_EXPRESSIONS: dict[type[ast.expr], str] = {ast.Lambda: "<lambda>", ast.GeneratorExp: "<genexpr>", ast.ListComp: "<listcomp>"}
-_EXPRESSIONS |= {ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
+_EXPRESSIONS: dict[type[ast.expr], str] = {ast.Lambda: "<lambda>", ast.GeneratorExp: "<genexpr>"}
+_EXPRESSIONS |= {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>"}
 
 
 def functions(tree: ast.Module, expressions: bool = False) -> list[FunctionSpan]:
