@@ -151,3 +151,38 @@ def test_the_profile_puts_the_culprit_hunk_first(tmp_path: Path) -> None:
     assert tied and "profile: app.py:scan grew" in tied[0], texts
     report = Path(result["session_dir"], "report.md").read_text()
     assert "## Where the time moved" in report and "`app.py:scan`" in report
+
+
+def _report(folder: Path, pid: int, width: float, batches: list[dict[str, float]]) -> None:
+    folder.mkdir(exist_ok=True)
+    data = {"interval_s": 0.01, "samples": 2000, "idle_s": 0.0, "batch_s": width}
+    (folder / f"{pid}.profile.json").write_text(json.dumps({**data, "batches": batches}))
+
+
+def test_a_burst_in_one_batch_of_time_is_not_a_mover(tmp_path: Path) -> None:
+    """Consecutive looks are alike: a function seen in one burst of the run is within the
+    batch means' interval, though the binomial one of 2000 samples would call it a mover;
+    one that grew all along is still one. Reports counted in batches of two widths are
+    aligned in time."""
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    steady, burst, slow = "pkg/app.py:run:1;pkg/app.py:", "burst:5", "slow:9"
+    step = {f"{tree}/{steady}step:3": 0.05}
+    good = [dict(step, **{f"{tree}/{steady}{slow}": 0.01}) for _ in range(8)]
+    bad = [dict(step, **{f"{tree}/{steady}{slow}": 0.03}) for _ in range(8)]
+    bad[0][f"{tree}/{steady}{burst}"] = 0.05
+    _report(tmp_path / "good", 1, 0.1, good)
+    _report(tmp_path / "bad", 1, 0.1, bad)
+    _report(tmp_path / "bad", 2, 0.05, [dict(step) for _ in range(16)])  # 2 batches to 1 of 0.1
+    bad_profile = read_profile(tmp_path / "bad", tree)
+    good_profile = read_profile(tmp_path / "good", tree)
+    assert bad_profile is not None and good_profile is not None
+    assert bad_profile.batches == 8 and bad_profile.processes == 2
+    assert bad_profile.errors["pkg/app.py:step"][1] < bad_profile.errors["pkg/app.py:burst"][1]
+    found = {m.function: m for m in movers(bad_profile, good_profile, 1.2, 1.0, True)}
+    assert "pkg/app.py:slow" in found and found["pkg/app.py:slow"].change == "grew"
+    assert "pkg/app.py:burst" not in found
+    binomial = bad_profile.model_copy(update={"errors": {}})  # as before batches
+    assert "pkg/app.py:burst" in {
+        m.function for m in movers(binomial, good_profile, 1.2, 1.0, True)
+    }

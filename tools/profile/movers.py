@@ -1,14 +1,15 @@
-"""Where the time moved: the functions whose time per unit of the bench differs between the
-bad and the good profile.
+"""Where the time moved: the functions whose time per unit of the bench differs between the bad and
+the good profile.
 
 A function's time per unit is the share of the samples with it on the stack (inclusive) or at
 its top (self), times the bench's value where that is a time (a latency), or its inverse where
 it is a rate (tokens per second: the time per token). The interval is the sampling's own (a
-binomial share of the n samples taken), not the launches' noise; the share is of the gap
-between the two values. Self time names the function that spends it (a regex run from it, a
-loop; in a torch trace the kernel, and the function that launched it); inclusive time every
-function on the way to it (the outermost of a thread, on the way to all it does, is left out
-by the caller: agent/profile/time_moved.py).
+binomial share of the n samples taken, or, where the sampler counted in batches of time and that
+is wider, the batch means' error with Student's t on their degrees of freedom: consecutive looks
+are alike), not the launches' noise; the share is of the gap between the two values. Self time
+names the function that spends it (a regex run from it, a loop; in a torch trace the kernel, and
+the function that launched it); inclusive time every function on the way to it (the outermost of
+a thread, on the way to all it does, is left out by the caller: agent/profile/time_moved.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from tools.profile.batch_means import MIN_BATCHES
 from tools.profile.samples import Profile
 
 Z95 = 1.96
@@ -53,6 +55,26 @@ def per_unit(value: float, higher_is_worse: bool) -> float:
     return value if higher_is_worse else (1.0 / value if value else 0.0)
 
 
+def _error(profile: Profile, function: str, column: int, share: float) -> float:
+    """A share's standard error: the binomial one of the samples taken, or the batch means'
+    where that is wider."""
+    binomial = math.sqrt(share * (1 - share) / max(profile.samples, 1))
+    batches = profile.errors.get(function)
+    return max(binomial, batches[column]) if batches else binomial
+
+
+def _quantile(bad: Profile, good: Profile) -> float:
+    """The 95 % quantile for the intervals: Student's t on the batches' degrees of freedom
+    where both profiles were counted in batches (the smaller's, as Welch's test's
+    conservative bound), else the normal one."""
+    batches = min(bad.batches if bad.errors else 0, good.batches if good.errors else 0)
+    if batches < MIN_BATCHES:
+        return Z95
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, batches - 1))
+
+
 def movers(
     bad: Profile,
     good: Profile,
@@ -69,14 +91,15 @@ def movers(
     unit_good = per_unit(good_value, higher_is_worse)
     gap = unit_bad - unit_good
     column = 0 if kind == "inclusive" else 1
+    quantile = _quantile(bad, good)
     found = []
     for function in bad.functions.keys() | good.functions.keys():
         p_bad = bad.functions.get(function, (0.0, 0.0))[column] / bad.seconds
         p_good = good.functions.get(function, (0.0, 0.0))[column] / good.seconds
         t_bad, t_good = p_bad * unit_bad, p_good * unit_good
-        spread = Z95 * math.hypot(
-            unit_bad * math.sqrt(p_bad * (1 - p_bad) / max(bad.samples, 1)),
-            unit_good * math.sqrt(p_good * (1 - p_good) / max(good.samples, 1)),
+        spread = quantile * math.hypot(
+            unit_bad * _error(bad, function, column, p_bad),
+            unit_good * _error(good, function, column, p_good),
         )
         delta = t_bad - t_good
         if abs(delta) <= spread or (p_bad == 0 and p_good == 0):

@@ -24,6 +24,8 @@ from pathlib import Path, PurePath
 
 from pydantic import BaseModel
 
+from tools.profile.batch_means import share_errors
+
 KEPT = 400  # functions kept per profile, the most sampled first
 STACKS_KEPT = 300  # stacks kept for the flame graph, the most seen first
 # a profiler's own work (torch.profiler exporting a trace, the lab's simulated one): a file or
@@ -51,6 +53,10 @@ class Profile(BaseModel):
     # the most seen stacks, collapsed ("a;b;c": from the tree's outermost frame to the one
     # spending the time) -> seconds: what a flame graph draws
     stacks: dict[str, float] = {}
+    # the batches of time the sampler counted in, and each kept function's standard errors of
+    # its inclusive and self shares across them (tools/profile/batch_means.py; none: too few)
+    batches: int = 0
+    errors: dict[str, tuple[float, float]] = {}
 
 
 def kept_stacks(stacks: dict[str, float]) -> dict[str, float]:
@@ -90,56 +96,83 @@ def _working(stacks: dict[str, float]) -> tuple[dict[str, float], float]:
     return kept, waiting
 
 
+def _batches(data: dict, width: float) -> list[tuple[int, dict]]:
+    """A report's batches of stacks, each with its index in batches of `width` seconds (the
+    widest any report used: all start when the bench begins); one batch where a report
+    has none (an older sampler's `stacks`)."""
+    if "batches" not in data:
+        return [(0, dict(data["stacks"]))]
+    own = float(data["batch_s"])
+    return [(int(j * own / width + 1e-9), dict(b)) for j, b in enumerate(data["batches"])]
+
+
 def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profile | None:
     """The launch's profile from the reports in `trace_dir` (None: no process wrote one)."""
     root = Path(tree).resolve() if resolve else tree
-    places: dict[str, tuple[str, bool]] = {}
-    inclusive: dict[str, float] = {}
-    own: dict[str, float] = {}
-    roots: set[str] = set()
-    collapsed: dict[str, float] = {}
-    seconds, waiting, samples, interval, processes = 0.0, 0.0, 0, 0.0, 0
+    reports = []
     for report in sorted(trace_dir.glob("*.profile.json")):
         try:
             data = json.loads(report.read_text(errors="replace"))
-            stacks, waited = _working(dict(data["stacks"]))
-            waited += float(data.get("idle_s", 0.0))
-            interval = float(data["interval_s"])
-            taken = int(data["samples"])
+            reports.append((data, float(data["interval_s"]), int(data["samples"])))
+            float(data.get("batch_s", 0.0))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue  # a report cut short: the others still count
-        processes += 1
-        samples += taken
-        waiting += waited
-        for stack, count in stacks.items():
-            frames = []
-            for frame in stack.split(";"):
-                path, name, _ = (["", "", ""] + frame.rsplit(":", 2))[-3:]
-                if path not in places:
-                    places[path] = place(path, root, resolve)
-                frames.append((places[path], name))
-            if not any(in_tree for (_, in_tree), _ in frames):
-                continue
-            seconds += count
-            first = next(i for i, ((_, in_tree), _) in enumerate(frames) if in_tree)
-            (where, _), name = frames[first]
-            roots.add(f"{where}:{name}")
-            way = ";".join(f"{where}:{name}" for (where, _), name in frames[first:])
-            collapsed[way] = collapsed.get(way, 0) + count
-            for key in {f"{where}:{name}" for (where, _), name in frames}:
-                inclusive[key] = inclusive.get(key, 0) + count
-            (where, _), name = frames[-1]
-            own[f"{where}:{name}"] = own.get(f"{where}:{name}", 0) + count
-    if not processes:
+    if not reports:
         return None
-    kept = sorted(inclusive, key=lambda k: -inclusive[k])[:KEPT]
+    width = max(float(data.get("batch_s", 0.0)) for data, _, _ in reports) or 1.0
+    places: dict[str, tuple[str, bool]] = {}
+    inclusive: dict[str, dict[int, float]] = {}
+    own: dict[str, dict[int, float]] = {}
+    totals: dict[int, float] = {}
+    roots: set[str] = set()
+    collapsed: dict[str, float] = {}
+    waiting = 0.0
+    for data, _, _ in reports:
+        waiting += float(data.get("idle_s", 0.0))
+        try:
+            batches = _batches(data, width)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        for j, batch in batches:
+            stacks, waited = _working(batch)
+            waiting += waited
+            for stack, count in stacks.items():
+                frames = []
+                for frame in stack.split(";"):
+                    path, name, _ = (["", "", ""] + frame.rsplit(":", 2))[-3:]
+                    if path not in places:
+                        places[path] = place(path, root, resolve)
+                    frames.append((places[path], f"{places[path][0]}:{name}"))
+                first = next((i for i, ((_, mine), _) in enumerate(frames) if mine), None)
+                if first is None:
+                    continue
+                totals[j] = totals.get(j, 0.0) + count
+                roots.add(frames[first][1])
+                way = ";".join(key for _, key in frames[first:])
+                collapsed[way] = collapsed.get(way, 0.0) + count
+                for key in {key for _, key in frames}:
+                    _add(inclusive, key, j, count)
+                _add(own, frames[-1][1], j, count)
+    seconds = sum(totals.values())
+    kept = sorted(inclusive, key=lambda k: -sum(inclusive[k].values()))[:KEPT]
+    inclusive_errors = share_errors({k: inclusive[k] for k in kept}, totals)
+    own_errors = share_errors({k: own[k] for k in kept if k in own}, totals)
     return Profile(
         seconds=seconds,
-        samples=samples,
-        interval_s=interval,
-        processes=processes,
-        functions={k: (inclusive[k], own.get(k, 0.0)) for k in kept},
+        samples=sum(taken for _, _, taken in reports),
+        interval_s=reports[-1][1],
+        processes=len(reports),
+        functions={k: (sum(inclusive[k].values()), sum(own.get(k, {}).values())) for k in kept},
         waiting_s=waiting,
         roots=sorted(roots & set(kept)),
         stacks=kept_stacks(collapsed),
+        batches=sum(1 for total in totals.values() if total > 0),
+        errors={
+            k: (inclusive_errors[k], own_errors.get(k, 0.0)) for k in kept if k in inclusive_errors
+        },
     )
+
+
+def _add(table: dict[str, dict[int, float]], key: str, batch: int, seconds: float) -> None:
+    row = table.setdefault(key, {})
+    row[batch] = row.get(batch, 0.0) + seconds

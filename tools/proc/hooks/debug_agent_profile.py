@@ -4,8 +4,12 @@ privileges and nothing installed in the target's environment).
 
 A daemon thread looks at every other thread's stack each DEBUG_AGENT_PROFILE_INTERVAL_MS
 (default 10) and adds the time since its last look to the stack, root first, as
-`file:function:first line` frames joined by ";" (the collapsed format of flame graphs). <trace
-dir>/<pid>.profile.json holds the seconds per stack, the samples taken and the interval; it is
+`file:function:first line` frames joined by ";" (the collapsed format of flame graphs), in the
+batch of time it falls in: 8 to 16 contiguous batches, whatever the bench's length (a batch's
+width doubles as they fill), so that the spread of a function's share between batches gives an
+interval that knows consecutive samples are alike (the method of batch means). <trace
+dir>/<pid>.profile.json holds the seconds per stack per batch, the samples taken and the
+interval; it is
 written when debug-agent asks for the import trace's reports (a flush token) and at exit, and
 counted afresh when debug-agent says the bench begins (a restart token). A thread is counted
 only while it works: one that used under a tenth of the time since the last look on a CPU (a
@@ -29,7 +33,10 @@ import time
 _ON = os.environ.get("DEBUG_AGENT_PROFILE") == "1"
 _INTERVAL_S = float(os.environ.get("DEBUG_AGENT_PROFILE_INTERVAL_MS") or 10) / 1000
 _MAX_DEPTH = 128
-_counts: dict[str, float] = {}  # stack -> seconds
+_batches: list[dict[str, float]] = []  # per batch of time: stack -> seconds
+_MAX_BATCHES = 16
+_width = [0.05]  # a batch's seconds: doubled (and pairs merged) when there would be more
+_began = [0.0]  # when counting began (perf_counter)
 _taken = [0]  # samples taken (a list: written by the sampler thread)
 _idle = [0.0]  # seconds of threads seen idle
 _closed = [False]  # the bench is over: what follows (the server stopping) is not counted
@@ -85,6 +92,7 @@ def _sample() -> None:
             continue
         if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
             skip = _own_threads()
+        counts = _batch(now)
         for ident, frame in sys._current_frames().items():
             if ident in skip:
                 continue
@@ -92,8 +100,26 @@ def _sample() -> None:
                 _idle[0] += weight
                 continue
             key = _stack(frame)
-            _counts[key] = _counts.get(key, 0.0) + weight
+            counts[key] = counts.get(key, 0.0) + weight
         _taken[0] += 1
+
+
+def _batch(now: float) -> dict[str, float]:
+    """The counts of the batch `now` falls in (pairs merged while there would be too many)."""
+    index = int((now - _began[0]) / _width[0])
+    while index >= _MAX_BATCHES:
+        merged = []
+        for first in range(0, len(_batches), 2):
+            pair = dict(_batches[first])
+            for key, seconds in (_batches[first + 1] if first + 1 < len(_batches) else {}).items():
+                pair[key] = pair.get(key, 0.0) + seconds
+            merged.append(pair)
+        _batches[:] = merged
+        _width[0] *= 2
+        index = int((now - _began[0]) / _width[0])
+    while len(_batches) <= index:
+        _batches.append({})
+    return _batches[index]
 
 
 def dump(directory: str, close: bool = False) -> None:
@@ -107,7 +133,8 @@ def dump(directory: str, close: bool = False) -> None:
         "interval_s": _INTERVAL_S,
         "samples": _taken[0],
         "idle_s": _idle[0],
-        "stacks": dict(_counts),
+        "batch_s": _width[0],
+        "batches": [dict(batch) for batch in list(_batches)],  # each copy is atomic
     }
     try:
         with open(path + ".tmp", "w") as out:
@@ -119,7 +146,8 @@ def dump(directory: str, close: bool = False) -> None:
 
 def restart() -> None:
     """Count from now on only (the bench begins: start-up is not what it measures)."""
-    _counts.clear()
+    del _batches[:]
+    _width[0], _began[0] = 0.05, time.perf_counter()
     _taken[0], _idle[0], _closed[0] = 0, 0.0, False
 
 
