@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from pydantic import BaseModel
@@ -106,28 +107,60 @@ def _batches(data: dict, width: float) -> list[tuple[int, dict]]:
     return [(int(j * own / width + 1e-9), dict(b)) for j, b in enumerate(data["batches"])]
 
 
-def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profile | None:
-    """The launch's profile from the reports in `trace_dir` (None: no process wrote one)."""
-    root = Path(tree).resolve() if resolve else tree
+def _reports(trace_dir: Path) -> list[dict]:
+    """The processes' reports that could be read (one cut short: the others still count)."""
     reports = []
     for report in sorted(trace_dir.glob("*.profile.json")):
         try:
             data = json.loads(report.read_text(errors="replace"))
-            reports.append((data, float(data["interval_s"]), int(data["samples"])))
-            float(data.get("batch_s", 0.0))
+            float(data["interval_s"]), int(data["samples"]), float(data.get("batch_s", 0.0))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            continue  # a report cut short: the others still count
+            continue
+        reports.append(data)
+    return reports
+
+
+@dataclass
+class _Tally:
+    """Seconds per function and batch of time, inclusive and self, as the stacks are read."""
+
+    root: PurePath
+    resolve: bool
+    places: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    inclusive: dict[str, dict[int, float]] = field(default_factory=dict)
+    own: dict[str, dict[int, float]] = field(default_factory=dict)
+    totals: dict[int, float] = field(default_factory=dict)
+    roots: set[str] = field(default_factory=set)
+    collapsed: dict[str, float] = field(default_factory=dict)
+
+    def add(self, stack: str, batch: int, seconds: float) -> None:
+        frames = []
+        for frame in stack.split(";"):
+            path, name, _ = (["", "", ""] + frame.rsplit(":", 2))[-3:]
+            if path not in self.places:
+                self.places[path] = place(path, self.root, self.resolve)
+            frames.append((self.places[path][1], f"{self.places[path][0]}:{name}"))
+        first = next((i for i, (mine, _) in enumerate(frames) if mine), None)
+        if first is None:
+            return  # no frame of the tree: not the target's work
+        self.totals[batch] = self.totals.get(batch, 0.0) + seconds
+        self.roots.add(frames[first][1])
+        way = ";".join(key for _, key in frames[first:])
+        self.collapsed[way] = self.collapsed.get(way, 0.0) + seconds
+        for key in {key for _, key in frames}:
+            _add(self.inclusive, key, batch, seconds)
+        _add(self.own, frames[-1][1], batch, seconds)
+
+
+def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profile | None:
+    """The launch's profile from the reports in `trace_dir` (None: no process wrote one)."""
+    reports = _reports(trace_dir)
     if not reports:
         return None
-    width = max(float(data.get("batch_s", 0.0)) for data, _, _ in reports) or 1.0
-    places: dict[str, tuple[str, bool]] = {}
-    inclusive: dict[str, dict[int, float]] = {}
-    own: dict[str, dict[int, float]] = {}
-    totals: dict[int, float] = {}
-    roots: set[str] = set()
-    collapsed: dict[str, float] = {}
+    width = max(float(data.get("batch_s", 0.0)) for data in reports) or 1.0
+    tally = _Tally(Path(tree).resolve() if resolve else tree, resolve)
     waiting = 0.0
-    for data, _, _ in reports:
+    for data in reports:
         waiting += float(data.get("idle_s", 0.0))
         try:
             batches = _batches(data, width)
@@ -136,36 +169,21 @@ def read_profile(trace_dir: Path, tree: PurePath, resolve: bool = True) -> Profi
         for j, batch in batches:
             stacks, waited = _working(batch)
             waiting += waited
-            for stack, count in stacks.items():
-                frames = []
-                for frame in stack.split(";"):
-                    path, name, _ = (["", "", ""] + frame.rsplit(":", 2))[-3:]
-                    if path not in places:
-                        places[path] = place(path, root, resolve)
-                    frames.append((places[path], f"{places[path][0]}:{name}"))
-                first = next((i for i, ((_, mine), _) in enumerate(frames) if mine), None)
-                if first is None:
-                    continue
-                totals[j] = totals.get(j, 0.0) + count
-                roots.add(frames[first][1])
-                way = ";".join(key for _, key in frames[first:])
-                collapsed[way] = collapsed.get(way, 0.0) + count
-                for key in {key for _, key in frames}:
-                    _add(inclusive, key, j, count)
-                _add(own, frames[-1][1], j, count)
-    seconds = sum(totals.values())
+            for stack, seconds in stacks.items():
+                tally.add(stack, j, seconds)
+    inclusive, own, totals = tally.inclusive, tally.own, tally.totals
     kept = sorted(inclusive, key=lambda k: -sum(inclusive[k].values()))[:KEPT]
     inclusive_errors = share_errors({k: inclusive[k] for k in kept}, totals)
     own_errors = share_errors({k: own[k] for k in kept if k in own}, totals)
     return Profile(
-        seconds=seconds,
-        samples=sum(taken for _, _, taken in reports),
-        interval_s=reports[-1][1],
+        seconds=sum(totals.values()),
+        samples=sum(int(data["samples"]) for data in reports),
+        interval_s=float(reports[-1]["interval_s"]),
         processes=len(reports),
         functions={k: (sum(inclusive[k].values()), sum(own.get(k, {}).values())) for k in kept},
         waiting_s=waiting,
-        roots=sorted(roots & set(kept)),
-        stacks=kept_stacks(collapsed),
+        roots=sorted(tally.roots & set(kept)),
+        stacks=kept_stacks(tally.collapsed),
         batches=sum(1 for total in totals.values() if total > 0),
         errors={
             k: (inclusive_errors[k], own_errors.get(k, 0.0)) for k in kept if k in inclusive_errors
