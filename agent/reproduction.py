@@ -7,7 +7,10 @@ regressed. When the symptom gives numbers ("verify 29ms (was 19)"), the referenc
 calibration are set beside them: a bad state far from the symptom's value, or a good one far
 from its "was", is said with both numbers and the workload; a good reference at the symptom's
 bad level is "already regressed"; and no regression where the symptom claims one is
-`not_reproduced`, with what to change in [bench].
+`not_reproduced`, with what to change in [bench]. So is a gap far smaller than the one
+described ("75 ms (was 10)", and the bench measures 10.8 against 10.1): a significant step of a
+few percent beside a claimed 7x is another effect (a drift of the machine's load between the
+launches, most often), not the regression the user asked about; the note gives its numbers.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from agent.result import ReproductionResult as Reproduction
 from agent.state import InvestigationState
 
 FAR = math.log(1.25)  # measured this far from the symptom's number (either way): say so
+SMALL_PART = 0.15  # a measured gap under this part of the described one (log scale): not it
 
 
 def _near_bad(value: float, symptom_bad: float, symptom_good: float) -> bool:
@@ -87,6 +91,26 @@ def describe(r: Reproduction) -> str:
         )
     return f"the bench does not measure what the symptom describes: {'; '.join(parts)} " + (
         f"({r.workload})"
+    )
+
+
+def small_part(r: Reproduction) -> str | None:
+    """Why the gap measured is not the regression the symptom describes: under SMALL_PART of
+    its size on a log scale, with the bad reference nearer the symptom's "was" than its bad
+    value (None: it may be; or the symptom gives no "was")."""
+    if not r.symptom_good or r.symptom_good <= 0 or r.symptom_bad == r.symptom_good:
+        return None
+    described = abs(math.log(r.symptom_bad / r.symptom_good))
+    measured = abs(math.log(r.bad / r.good)) if r.good > 0 and r.bad > 0 else math.inf
+    if measured >= SMALL_PART * described or not _near_bad(r.bad, r.symptom_good, r.symptom_bad):
+        return None
+    return (
+        f"the gap measured (bad {r.bad:.3g} against good {r.good:.3g}, {r.bad / r.good - 1:+.0%}) "
+        f"is under {SMALL_PART:.0%} of the one described ({r.symptom_bad:g}, was "
+        f"{r.symptom_good:g}, on a log scale), and the bad reference measures near the 'was': "
+        "not the regression the symptom describes (a drift of the machine's load between "
+        "launches can make such a step); to search this gap itself, give a symptom at these "
+        "numbers"
     )
 
 

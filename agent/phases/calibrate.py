@@ -65,6 +65,14 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
             verdict = "not_reproduced"
             _note(state, reproduction.advice(state.reproduction))
             log("plan", "verdict", f"not reproduced: {state.notes[-1]}")
+        elif (
+            verdict == "regression"
+            and _claims_regression(state)
+            and (other := reproduction.small_part(state.reproduction))
+        ):
+            verdict = "not_reproduced"
+            _note(state, other)
+            log("plan", "verdict", f"not reproduced: {other}")
     if verdict == "regression":
         _search_the_part_that_moved(state, log)
         state.phase = "bisect"

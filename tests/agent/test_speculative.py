@@ -8,8 +8,9 @@ from pathlib import Path
 
 from agent.decomposition import Part, decompose, moved_alone
 from agent.levels import ensure_config
-from agent.reproduction import check
+from agent.reproduction import check, small_part
 from agent.state import InvestigationState, Launch
+from agent.symptom import parse_symptom
 from tests.conftest import bare_state, run_cli
 from tools.lab.truth import load_truth
 
@@ -82,6 +83,27 @@ def test_a_good_reference_at_the_bad_level_is_already_regressed() -> None:
     found = check(state)
     assert found is not None and found.good_already_regressed and not found.passed
     assert any("good measures 28.3 ms" in far for far in found.far)
+
+
+def test_a_small_step_beside_a_large_claim_is_not_the_regression_described() -> None:
+    """`75 ms (was 10)` and the bench measures 10.9 against 10.1: a significant step of 8 %
+    is a load drift's size, not the 7.5x the user saw (the stack lab's control, under a busy
+    suite); the same step beside `11 ms (was 10)` is the regression; and a 7x step at other
+    numbers (another machine) is it too."""
+    state = bare_state("latency_ms 75 (was 10)", metric="latency_ms")
+    state.bad_key = _measured(state, {"a"}, [{"latency_ms": 10.9}, {"latency_ms": 10.95}])
+    state.good_key = _measured(state, set(), [{"latency_ms": 10.1}, {"latency_ms": 10.05}])
+    found = check(state)
+    assert found is not None
+    why = small_part(found)
+    assert why is not None and "+8%" in why and "under 15% of the one described" in why
+    close = check(state.model_copy(update={"symptom": parse_symptom("latency_ms 11 (was 10)")}))
+    assert close is not None and small_part(close) is None
+    faster = bare_state("latency_ms 75 (was 10)", metric="latency_ms")
+    faster.bad_key = _measured(faster, {"a"}, [{"latency_ms": 21.0}, {"latency_ms": 21.2}])
+    faster.good_key = _measured(faster, set(), [{"latency_ms": 3.0}, {"latency_ms": 2.9}])
+    elsewhere = check(faster)
+    assert elsewhere is not None and small_part(elsewhere) is None
 
 
 def test_the_part_that_moved_alone_is_named_and_both_moving_names_none() -> None:
