@@ -16,7 +16,7 @@ import git
 
 from agent.priors import prior
 from agent.profile.controls import control_priors
-from agent.profile.ties import profile_priors
+from agent.profile.ties import GROWTH, profile_priors
 from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
@@ -181,6 +181,7 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
             factor, reason = ties[c.id]
             hypothesis.prior *= factor
             hypothesis.reasons.append(reason)
+            hypothesis.profile_weight = max((factor - 1) / GROWTH, 0.0)
         if c.id in rescued and verdict.reason in UNUSED:
             # links never override the trace: no process loaded the file, so no launch of
             # the server runs it; it travels with its partner and is never a cause

@@ -109,6 +109,9 @@ class Hypothesis(BaseModel):
     status: Literal["open", "dropped", "cleared", "suspected", "confirmed"] = "open"
     evidence: list[str] = Field(default_factory=list)
     carried_with: str | None = None  # linked to this kept one, but no traced launch used it
+    # the share of the gap the profile ties it to (self time; half for inclusive time or a
+    # knob's family): 0 without a tie (agent/profile)
+    profile_weight: float = 0.0
 
 
 class Task(BaseModel):

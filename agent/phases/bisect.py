@@ -43,6 +43,10 @@ PART_WAY = "part of the way"
 # a commit's weight: its suspected hunks' priors, plus this share of its files' (a commit that
 # only edits a file added earlier in the range has no hunk of its own in the range's diff)
 FILE_SHARE = 0.25
+# a hunk the profile ties to at least this share of the gap puts that share of the prior mass
+# on its commit (at most FOCUS_CAP), so that commit and its parent are probed first, as
+# Pinpoint does: right, the first bad commit in two probes; wrong, a probe or two more
+FOCUS, FOCUS_CAP = 0.5, 0.9
 
 
 def bisection_of(
@@ -82,6 +86,7 @@ def bisection_of(
             _range_state(side, weights, floor).model_copy(update={"parent": side.parent})
             for side in commit.side
         ]
+    _focus(state, states)
     if groups.uncommitted in groups.of.values():
         weight = placed.get(groups.uncommitted, 0.0) + FILE_SHARE * weights[""]
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
@@ -91,6 +96,26 @@ def bisection_of(
     for probe in states[1:-1]:
         _commit_config(state, probe)
     return Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+
+
+def _focus(state: InvestigationState, states: list[RangeState]) -> None:
+    """The commit of the hunk the profile ties to the largest share of the gap (FOCUS or more)
+    gets that share of the commits' prior mass."""
+    tied = [
+        (h.profile_weight, at)
+        for cid, at in state.commits.of.items()
+        if (h := state.hypotheses.get(cid)) is not None
+        and h.status != "dropped"
+        and h.profile_weight >= FOCUS
+        and at < len(state.commits.commits)
+    ]
+    if not tied:
+        return
+    share, at = max(tied)
+    share = min(share, FOCUS_CAP)
+    focus = states[at + 1]  # states[0] is the good end
+    others = sum(s.weight for s in states[1:] if s is not focus)
+    focus.weight = share / (1 - share) * others if others else focus.weight
 
 
 def _range_state(

@@ -4,8 +4,10 @@ the edges of the range, where a probe halves nothing."""
 
 from __future__ import annotations
 
-from agent.phases.bisect import _probe
-from agent.state import Bisection, RangeState
+from agent.phases.bisect import _focus, _probe
+from agent.state import Bisection, Hypothesis, RangeState
+from tests.conftest import bare_state
+from tools.repo.commit_groups import CommitGroups, RangeCommit
 
 
 def bisect(weights: list[float], broken: set[int], first_bad: int) -> tuple[list[int], int]:
@@ -55,3 +57,32 @@ def test_commits_between_two_skipped_ones_are_tried_last() -> None:
     assert len(outside) <= 7 and len(probes) <= 24, probes
     # once two skips bound the run, what lies between them waits for the commits outside it
     assert max(outside) < sorted(inside)[-3], probes
+
+
+def _focused(weights: list[float], at: int, share: float) -> list[float]:
+    """`weights` with commit `at` holding `share` of the mass (agent.phases.bisect._focus)."""
+    states = [RangeState(sha=str(i), subject=f"c{i}", weight=w) for i, w in enumerate(weights)]
+    state = bare_state()
+    commits = [RangeCommit(sha=str(i), subject=f"c{i}") for i in range(1, len(weights))]
+    state.commits = CommitGroups(commits=commits, of={"hunk-1": at - 1, "hunk-2": 0})
+    state.hypotheses = {
+        "hunk-1": Hypothesis(candidate="hunk-1", prior=5, reasons=[], profile_weight=share),
+        "hunk-2": Hypothesis(candidate="hunk-2", prior=1, reasons=[], profile_weight=0.2),
+    }
+    _focus(state, states)
+    return [s.weight for s in states]
+
+
+def test_a_commit_the_profile_points_at_is_probed_with_its_parent_first() -> None:
+    """Pinpoint's order: the commit holding the hunk whose function carries the gap, then its
+    parent; two probes name it where a plain bisection of 33 commits needs five. Where the
+    profile is wrong, the bisection goes on and costs a probe or two more."""
+    flat = [1.0] * 34
+    assert len(bisect(flat, set(), 21)[0]) == 5
+    weights = _focused(flat, 21, 0.96)
+    assert abs(weights[21] / sum(weights[1:]) - 0.9) < 1e-9  # capped at 90 %
+    probes, first_bad = bisect(weights, set(), 21)
+    assert first_bad == 21 and sorted(probes) == [20, 21], probes
+    probes, first_bad = bisect(weights, set(), 9)  # the profile pointed elsewhere
+    assert first_bad == 9 and len(probes) <= 7, probes
+    assert _focused(flat, 21, 0.3) == flat  # a weak tie moves nothing
