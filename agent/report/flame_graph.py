@@ -93,8 +93,11 @@ def _rects(frame: _Frame, x: float, depth: int, canvas: _Canvas) -> list[str]:
     return out
 
 
-def _depth(frame: _Frame) -> int:
-    return 1 + max((_depth(c) for c in frame.children.values()), default=0)
+def _depth(frame: _Frame, scale: float) -> int:
+    """Rows the drawn frames take (a frame too narrow to draw is left out, with its children)."""
+    if (frame.bad + frame.good) * scale < MIN_WIDTH:
+        return 0
+    return 1 + max((_depth(c, scale) for c in frame.children.values()), default=0)
 
 
 def flame_graph_svg(
@@ -113,8 +116,9 @@ def flame_graph_svg(
     if not root.bad + root.good:
         return ""
     label, k = time_unit(unit, higher_is_worse)
-    height = _depth(root) * ROW
-    rects = _rects(root, 0.0, 0, _Canvas(WIDTH / (root.bad + root.good), height, label, k))
+    scale = WIDTH / (root.bad + root.good)
+    height = _depth(root, scale) * ROW
+    rects = _rects(root, 0.0, 0, _Canvas(scale, height, label, k))
     return (
         f'<svg class="flame" xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" '
         f'height="{height}" font-family="monospace" font-size="11">{"".join(rects)}</svg>'
