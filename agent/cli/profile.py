@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agent.cli.tools import ApplyOpt, ConfigOpt, JsonOpt, RevertOpt, default_metric, load_target
+from agent.cli.tools import (
+    ApplyOpt,
+    ConfigOpt,
+    JsonOpt,
+    RevertOpt,
+    default_metric,
+    load_target,
+    run_folder,
+)
 from tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -71,7 +79,6 @@ def profile(
     from agent.cli.tools import split_ids
     from agent.symptom import name_direction, unit_direction
     from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
-    from tools.folders import new_run_dir, sessions_root
     from tools.profile.movers import time_unit
     from tools.secrets import mask
 
@@ -82,7 +89,7 @@ def profile(
     if good and spec.reverted:
         raise ToolError("--revert starts from the bad state; with --good, use --apply")
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
-    run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), "profile")
+    run_dir = run_folder(out, target, "profile")
     options = ExperimentOptions(metric=metric or default_metric(target.config), trace=True)
     result = mask(run_experiment(target, spec, run_dir, options))
     m, traced = result.metric, result.import_trace

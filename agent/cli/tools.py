@@ -44,6 +44,18 @@ def load_target(config_path: Path) -> Target:
     return target
 
 
+def run_folder(out: Path | None, target: Target, kind: str) -> Path:
+    """Where a command's launch writes its logs: `--out` (a folder, made if missing), else a new
+    folder beside the sessions."""
+    from tools.folders import new_run_dir, sessions_root
+
+    if out is None:
+        return new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), kind)
+    if out.exists() and not out.is_dir():
+        raise ToolError(f"--out {out}: not a folder (a file is there)")
+    return out
+
+
 def _checked_arg(arg: str) -> str:
     """An --arg value that splits into words (it is appended to the launch command)."""
     import shlex
@@ -118,7 +130,6 @@ def experiment(
     """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
     from agent.views import experiment_progress, experiment_summary
     from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
-    from tools.folders import new_run_dir, sessions_root
     from tools.secrets import mask
 
     target = load_target(config)
@@ -129,7 +140,7 @@ def experiment(
         args=[_checked_arg(a) for a in arg],
     )
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
-    run_dir = out or new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), "experiment")
+    run_dir = run_folder(out, target, "experiment")
     name = metric or default_metric(target.config)
     requests = samples or target.config.bench.requests
     with experiment_progress(enabled=not as_json, requests=requests, launches=launches) as bar:

@@ -57,6 +57,10 @@ def test_profile_shows_kernels_as_text_and_refuses_bad_input(
     assert "with --good, use --apply" in refused.stderr
     unknown = run_cli("profile", "--apply", "no-such-hunk", cwd=seed_lab)
     assert unknown.returncode == 1 and "Traceback" not in unknown.stderr
+    (tmp_path / "a-file").write_text("")
+    for command in ("profile", "experiment"):  # one check serves both
+        taken = run_cli(command, "--out", str(tmp_path / "a-file"), cwd=seed_lab)
+        assert taken.returncode == 1 and "not a folder" in taken.stderr, taken.stderr
 
 
 def test_profile_says_when_no_process_was_sampled(seed_lab: Path, tmp_path: Path) -> None:
