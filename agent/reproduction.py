@@ -96,14 +96,15 @@ def describe(r: Reproduction) -> str:
 
 def small_part(r: Reproduction) -> str | None:
     """Why the gap measured is not the regression the symptom describes: under SMALL_PART of
-    its size on a log scale, with the bad reference nearer the symptom's "was" than its bad
-    value (None: it may be; or the symptom gives no "was")."""
+    its size on a log scale, with the bad reference measured at the symptom's "was" (within
+    FAR of it; None: it may be, or the symptom gives no "was")."""
     if not r.symptom_good or r.symptom_good <= 0 or r.symptom_bad == r.symptom_good:
         return None
     described = abs(math.log(r.symptom_bad / r.symptom_good))
     measured = abs(math.log(r.bad / r.good)) if r.good > 0 and r.bad > 0 else math.inf
-    if measured >= SMALL_PART * described or not _near_bad(r.bad, r.symptom_good, r.symptom_bad):
-        return None
+    near_was = abs(math.log(r.bad / r.symptom_good)) <= FAR if r.bad > 0 else False
+    if measured >= SMALL_PART * described or not near_was:
+        return None  # a step this size, or a bench at other numbers: it may be the one
     return (
         f"the gap measured (bad {r.bad:.3g} against good {r.good:.3g}, {r.bad / r.good - 1:+.0%}) "
         f"is under {SMALL_PART:.0%} of the one described ({r.symptom_bad:g}, was "

@@ -86,10 +86,10 @@ def bisection_of(
             _range_state(side, weights, floor).model_copy(update={"parent": side.parent})
             for side in commit.side
         ]
-    _focus(state, states)
     if groups.uncommitted in groups.of.values():
         weight = placed.get(groups.uncommitted, 0.0) + FILE_SHARE * weights[""]
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
+    _focus(state, states)
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
@@ -115,7 +115,8 @@ def _focus(state: InvestigationState, states: list[RangeState]) -> None:
     share = min(share, FOCUS_CAP)
     focus = states[at + 1]  # states[0] is the good end
     others = sum(s.weight for s in states[1:] if s is not focus)
-    focus.weight = share / (1 - share) * others if others else focus.weight
+    if others:  # never less than it held already
+        focus.weight = max(focus.weight, share / (1 - share) * others)
 
 
 def _range_state(

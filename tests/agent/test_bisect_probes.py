@@ -86,3 +86,5 @@ def test_a_commit_the_profile_points_at_is_probed_with_its_parent_first() -> Non
     probes, first_bad = bisect(weights, set(), 9)  # the profile pointed elsewhere
     assert first_bad == 9 and len(probes) <= 7, probes
     assert _focused(flat, 21, 0.3) == flat  # a weak tie moves nothing
+    heavy = [1.0] * 10 + [100.0] + [1.0] * 5  # it holds more than the tie's share already
+    assert _focused(heavy, 10, 0.6) == heavy

@@ -104,6 +104,11 @@ def test_a_small_step_beside_a_large_claim_is_not_the_regression_described() -> 
     faster.good_key = _measured(faster, set(), [{"latency_ms": 3.0}, {"latency_ms": 2.9}])
     elsewhere = check(faster)
     assert elsewhere is not None and small_part(elsewhere) is None
+    small = bare_state("latency_ms 75 (was 10)", metric="latency_ms")  # 20 % at other numbers
+    small.bad_key = _measured(small, {"a"}, [{"latency_ms": 1.2}, {"latency_ms": 1.21}])
+    small.good_key = _measured(small, set(), [{"latency_ms": 1.0}, {"latency_ms": 1.01}])
+    scaled = check(small)
+    assert scaled is not None and small_part(scaled) is None
 
 
 def test_the_part_that_moved_alone_is_named_and_both_moving_names_none() -> None:

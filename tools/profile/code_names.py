@@ -45,7 +45,8 @@ def functions(tree: ast.Module, expressions: bool = False) -> list[FunctionSpan]
                 name = f"{prefix}{_EXPRESSIONS[type(child)]}"
                 last = child.end_lineno or child.lineno
                 found.append(FunctionSpan(name, child.lineno, last, set(), child.lineno))
-                walk(child, f"{name}.<locals>.")
+                # a lambda's code holds its locals; a comprehension's names sit right under it
+                walk(child, f"{name}.<locals>." if isinstance(child, ast.Lambda) else f"{name}.")
             else:
                 walk(child, prefix)
 
@@ -59,14 +60,12 @@ def named(spans: list[FunctionSpan], name: str) -> FunctionSpan | None:
     short, at, line = name.rpartition("@")
     if not at or not line.isdigit():
         return next((f for f in spans if f.qualname == name), None)
-    return next(
-        (
-            f
-            for f in spans
-            if f.qualname.rsplit(".", 1)[-1] == short and f.start <= int(line) <= f.last
-        ),
-        None,
-    )
+    holding = [
+        f
+        for f in spans
+        if f.qualname.rsplit(".", 1)[-1] == short and f.start <= int(line) <= f.last
+    ]
+    return max(holding, key=lambda f: f.start, default=None)  # the innermost such code
 
 
 class SourceNames:

@@ -43,6 +43,9 @@ _closed = [False]  # the bench is over: what follows (the server stopping) is no
 _cpu: dict[int, float] = {}  # thread ident -> its CPU seconds at the last look
 BUSY = 0.1  # the share of the time since the last look a working thread spent on a CPU
 _OWN = ("debug-agent-profile", "debug-agent-import-trace")
+# held by a look, a restart and a dump's snapshot: the import trace's thread restarts and dumps
+# while this one counts (made anew in a forked child, where the parent's may be held)
+_lock = threading.Lock()
 
 
 _labels: dict[object, str] = {}  # code object -> its frame label, made once
@@ -88,25 +91,30 @@ def _sample() -> None:
         # this thread waiting, and when it wakes the calling frame is the one on the stack
         now = time.perf_counter()
         weight, last = now - last, now
-        if _closed[0]:
-            continue
         if _taken[0] % 256 == 1:  # the import trace's thread may start after this one
             skip = _own_threads()
-        counts = _batch(now)
-        for ident, frame in sys._current_frames().items():
-            if ident in skip:
-                continue
-            if not _used_cpu(ident, weight):
-                _idle[0] += weight
-                continue
-            key = _stack(frame)
-            counts[key] = counts.get(key, 0.0) + weight
-        _taken[0] += 1
+        with _lock:
+            if not _closed[0]:
+                _look(now, weight, skip)
+
+
+def _look(now: float, weight: float, skip: set) -> None:  # type: ignore[type-arg]
+    """Add `weight` seconds to the stack of every working thread (`_lock` held)."""
+    counts = _batch(now)
+    for ident, frame in sys._current_frames().items():
+        if ident in skip:
+            continue
+        if not _used_cpu(ident, weight):
+            _idle[0] += weight
+            continue
+        key = _stack(frame)
+        counts[key] = counts.get(key, 0.0) + weight
+    _taken[0] += 1
 
 
 def _batch(now: float) -> dict[str, float]:
     """The counts of the batch `now` falls in (pairs merged while there would be too many)."""
-    index = int((now - _began[0]) / _width[0])
+    index = max(int((now - _began[0]) / _width[0]), 0)
     while index >= _MAX_BATCHES:
         merged = []
         for first in range(0, len(_batches), 2):
@@ -116,7 +124,7 @@ def _batch(now: float) -> dict[str, float]:
             merged.append(pair)
         _batches[:] = merged
         _width[0] *= 2
-        index = int((now - _began[0]) / _width[0])
+        index = max(int((now - _began[0]) / _width[0]), 0)
     while len(_batches) <= index:
         _batches.append({})
     return _batches[index]
@@ -125,17 +133,18 @@ def _batch(now: float) -> dict[str, float]:
 def dump(directory: str, close: bool = False) -> None:
     """Write this process's profile so far (beside the import trace's report); `close`: the
     bench is over, count no more (a later dump, at exit, then writes nothing)."""
-    if not _ON or _closed[0]:
-        return
-    _closed[0] = close
+    with _lock:
+        if not _ON or _closed[0]:
+            return
+        _closed[0] = close
+        data = {
+            "interval_s": _INTERVAL_S,
+            "samples": _taken[0],
+            "idle_s": _idle[0],
+            "batch_s": _width[0],
+            "batches": [dict(batch) for batch in _batches],
+        }
     path = os.path.join(directory, f"{os.getpid()}.profile.json")
-    data = {
-        "interval_s": _INTERVAL_S,
-        "samples": _taken[0],
-        "idle_s": _idle[0],
-        "batch_s": _width[0],
-        "batches": [dict(batch) for batch in list(_batches)],  # each copy is atomic
-    }
     try:
         with open(path + ".tmp", "w") as out:
             json.dump(data, out)
@@ -146,15 +155,18 @@ def dump(directory: str, close: bool = False) -> None:
 
 def restart() -> None:
     """Count from now on only (the bench begins: start-up is not what it measures)."""
-    del _batches[:]
-    _width[0], _began[0] = 0.05, time.perf_counter()
-    _taken[0], _idle[0], _closed[0] = 0, 0.0, False
+    with _lock:
+        del _batches[:]
+        _width[0], _began[0] = 0.05, time.perf_counter()
+        _taken[0], _idle[0], _closed[0] = 0, 0.0, False
 
 
 def start() -> None:
     """Start sampling this process (again in a forked child: it has only the forking thread)."""
+    global _lock
     if not _ON:
         return
+    _lock = threading.Lock()  # a forked child's copy may be held by the parent's sampler
     restart()
     _cpu.clear()  # a forked child's threads are new
     threading.Thread(target=_sample, daemon=True, name="debug-agent-profile").start()
