@@ -16,7 +16,7 @@ import git
 
 from agent.priors import prior
 from agent.profile.controls import control_priors
-from agent.profile.ties import GROWTH, profile_priors
+from agent.profile.ties import Tie, profile_priors
 from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
@@ -136,9 +136,7 @@ def kept_by_links(verdicts: dict[str, Relevance], links: list[Link]) -> dict[str
     return reached
 
 
-def _profile_ties(
-    state: InvestigationState, bad_sources: dict[str, str | None]
-) -> dict[str, tuple[float, str]]:
+def _profile_ties(state: InvestigationState, bad_sources: dict[str, str | None]) -> dict[str, Tie]:
     """The profile's prior factors: for the hunks by their code (agent/profile/ties.py), for
     whatever sets an env var or an argument by what it controls (agent/profile/controls.py)."""
     facts = state.facts
@@ -150,7 +148,7 @@ def _profile_ties(
     worse = state.worse == "higher"
     found = profile_priors(state.candidates, bad_sources, facts.movers, sampled, state.unit, worse)
     for cid, tie in control_priors(state.candidates, facts.movers, state.unit, worse).items():
-        if cid not in found or tie[0] > found[cid][0]:
+        if cid not in found or tie.factor > found[cid].factor:
             found[cid] = tie
     return found
 
@@ -178,10 +176,10 @@ def hypothesize(state: InvestigationState, repo: git.Repo) -> list[str]:
             hypothesis.reasons.append(verdict.reason)
             hypothesis.evidence += verdict.evidence
         if c.id in ties:  # where the time moved: it orders the search, never drops
-            factor, reason = ties[c.id]
-            hypothesis.prior *= factor
-            hypothesis.reasons.append(reason)
-            hypothesis.profile_weight = max((factor - 1) / GROWTH, 0.0)
+            tie = ties[c.id]
+            hypothesis.prior *= tie.factor
+            hypothesis.reasons.append(tie.reason)
+            hypothesis.profile_weight = tie.weight
         if c.id in rescued and verdict.reason in UNUSED:
             # links never override the trace: no process loaded the file, so no launch of
             # the server runs it; it travels with its partner and is never a cause

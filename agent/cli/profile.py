@@ -29,8 +29,6 @@ from tools.errors import ToolError
 if TYPE_CHECKING:
     from tools.profile.samples import Profile
 
-TIME_KINDS = (("gpu", "kernels"), ("cpu", "profile"))  # key, ImportTrace attribute
-
 
 def _folded(profile: Profile, path: Path) -> str:
     """The profile's stacks as `frame;frame;frame count` lines (count: microseconds)."""
@@ -77,6 +75,7 @@ def profile(
     """Profile one state: launch it once, sampled (and torch-profiled on SGLang), and show
     where its time went per unit of the bench."""
     from agent.cli.tools import split_ids
+    from agent.profile.time_moved import KINDS
     from agent.symptom import name_direction, unit_direction
     from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
     from tools.profile.movers import time_unit
@@ -97,7 +96,7 @@ def profile(
     higher_is_worse = better == "lower"
     label, k = time_unit(m.unit, higher_is_worse)
     out_json: dict = {"metric": m.model_dump(), "log": result.log, "unit": label, "times": {}}
-    for key, attribute in TIME_KINDS:
+    for key, _, attribute, _ in KINDS:
         found: Profile | None = getattr(traced, attribute, None) if traced else None
         if found is None:
             continue
@@ -128,7 +127,9 @@ def _print(found: dict, k: float) -> None:
 
     m = found["metric"]
     console.print(f"[bold]{m['name']}[/bold] {m['median']:.3g} {m['unit']} (one profiled launch)")
-    for key, title in (("gpu", "GPU time (torch traces)"), ("cpu", "CPU time (sampled)")):
+    from agent.profile.time_moved import KINDS
+
+    for key, title, _, _ in KINDS:
         times = found["times"].get(key)
         if times is None:
             continue

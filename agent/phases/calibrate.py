@@ -61,18 +61,16 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         state.reproduction = reproduction.check(state)
     if state.reproduction is not None:
         log("plan", "thought", reproduction.describe(state.reproduction))
-        if verdict == "no_regression" and _claims_regression(state):
+        # no regression where the symptom claims one, or one far smaller than it claims
+        why = None
+        if _claims_regression(state) and verdict == "no_regression":
+            why = reproduction.advice(state.reproduction)
+        elif _claims_regression(state) and verdict == "regression":
+            why = reproduction.small_part(state.reproduction)
+        if why is not None:
             verdict = "not_reproduced"
-            _note(state, reproduction.advice(state.reproduction))
-            log("plan", "verdict", f"not reproduced: {state.notes[-1]}")
-        elif (
-            verdict == "regression"
-            and _claims_regression(state)
-            and (other := reproduction.small_part(state.reproduction))
-        ):
-            verdict = "not_reproduced"
-            _note(state, other)
-            log("plan", "verdict", f"not reproduced: {other}")
+            _note(state, why)
+            log("plan", "verdict", f"not reproduced: {why}")
     if verdict == "regression":
         _search_the_part_that_moved(state, log)
         state.phase = "bisect"

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent.profile.ties import Tie
 from agent.profile.time_moved import mover_line
 from tools.profile.movers import Mover
 from tools.repo.candidates import Candidate
 
-GROWTH = 4.0  # as agent/profile/ties.py: the whole gap weighs this much more, plus one
 WEIGHT = 0.5  # a family tie is indirect: half a direct one
 
 
@@ -93,11 +93,11 @@ def _holds(family: Family, m: Mover) -> bool:
 
 def control_priors(
     candidates: list[Candidate], moved: list[Mover], unit: str, higher_is_worse: bool = True
-) -> dict[str, tuple[float, str]]:
+) -> dict[str, Tie]:
     """The prior factor of each candidate that sets a knob of a family some mover belongs to,
     by the largest share of the gap such a mover carries, with the reason quoted."""
     grown = [m for m in moved if m.delta > 0 and m.share]
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, Tie] = {}
     for c in candidates:
         best: tuple[float, str] | None = None
         for knob, is_variable in _knobs(c):
@@ -114,5 +114,5 @@ def control_priors(
                             f"{knob} controls {family.name}",
                         )
         if best is not None:
-            out[c.id] = (1 + GROWTH * min(max(best[0], 0.0), 1.0), best[1])
+            out[c.id] = Tie.to(*best)
     return out

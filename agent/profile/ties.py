@@ -12,6 +12,7 @@ whose own functions were sampled in both references and moved in neither is sear
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from agent.profile.time_moved import mover_line
 from tools.code_paths.dependencies import changed_line_numbers
@@ -21,6 +22,22 @@ from tools.repo.candidates import Candidate
 
 GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
 CLEARED = 0.5
+
+
+@dataclass(frozen=True)
+class Tie:
+    """A candidate's prior factor from the profile, the words quoted for it, and the share of
+    the gap it is tied to (0: searched later, not tied)."""
+
+    factor: float
+    reason: str
+    weight: float = 0.0
+
+    @classmethod
+    def to(cls, weight: float, reason: str) -> Tie:
+        """A tie to `weight` of the gap (clamped to 0..1): a factor of 1 + GROWTH x that."""
+        weight = min(max(weight, 0.0), 1.0)
+        return cls(1 + GROWTH * weight, reason, weight)
 
 
 def _assigned(tree: ast.Module, lines: set[int]) -> set[str]:
@@ -91,11 +108,11 @@ def profile_priors(
     sampled: set[str],
     unit: str,
     higher_is_worse: bool = True,
-) -> dict[str, tuple[float, str]]:
+) -> dict[str, Tie]:
     """Each hunk's prior factor from the profile, with the reason quoted in the transcript.
     `sampled`: the functions ("path:qualname") either reference's profile saw."""
     parsed: dict[str, tuple[ast.Module, list[FunctionSpan]] | None] = {}
-    out: dict[str, tuple[float, str]] = {}
+    out: dict[str, Tie] = {}
     for c in candidates:
         if c.kind != "hunk" or not c.file:
             continue
@@ -111,11 +128,11 @@ def profile_priors(
         tree, spans = found
         tied = _tie(c, spans, tree, moved, unit, higher_is_worse)
         if tied is not None:
-            out[c.id] = (1 + GROWTH * min(max(tied[0], 0.0), 1.0), tied[1])
+            out[c.id] = Tie.to(*tied)
             continue
         _, added = changed_line_numbers(c)
         own = {f"{c.file}:{f.qualname}" for f in _innermost(spans, added or {c.new_start() or 0})}
         if own and own <= sampled and not own & {m.function for m in moved}:
             listed = ", ".join(sorted(q.partition(":")[2] for q in own))
-            out[c.id] = (CLEARED, f"profile: {listed} took the same time in both references")
+            out[c.id] = Tie(CLEARED, f"profile: {listed} took the same time in both references")
     return out

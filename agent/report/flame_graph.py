@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from agent.profile.time_moved import profile_pairs
 from agent.state import InvestigationState
 from tools.profile.movers import per_unit, time_unit
 from tools.profile.samples import Profile
@@ -127,29 +128,22 @@ def flame_graph_svg(
 
 def flame_graphs(state: InvestigationState) -> str:
     """The report's flame graphs of the traced references (GPU time first), as HTML."""
-    facts = state.facts
-    bad_values = state.configs[state.bad_key].values if state.bad_key in state.configs else []
-    good_values = state.configs[state.good_key].values if state.good_key in state.configs else []
-    if facts is None or facts.trace is None or facts.good_trace is None:
-        return ""
-    if not bad_values or not good_values:
-        return ""
+    pairs, bad_value, good_value = profile_pairs(state)
     figures = []
-    kinds = (
-        ("gpu", "GPU time (torch traces)", "kernels"),
-        ("cpu", "CPU time (sampled)", "profile"),
-    )
-    for key, title, attribute in kinds:
-        bad, good = getattr(facts.trace, attribute), getattr(facts.good_trace, attribute)
-        if bad is None or good is None:
-            continue
+    for pair in pairs:
         svg = flame_graph_svg(
-            bad, good, bad_values[0], good_values[0], state.worse == "higher", state.unit, title
+            pair.bad,
+            pair.good,
+            bad_value,
+            good_value,
+            state.worse == "higher",
+            state.unit,
+            pair.title,
         )
         if svg:
             figures.append(
-                f'<figure id="flame-{key}"><figcaption>{html.escape(title)}: width is the time '
-                "per unit in both states; red grew, blue shrank</figcaption>"
+                f'<figure id="flame-{pair.key}"><figcaption>{html.escape(pair.title)}: width is '
+                "the time per unit in both states; red grew, blue shrank</figcaption>"
                 f'<div style="overflow-x:auto">{svg}</div></figure>'
             )
     return "".join(figures)

@@ -5,6 +5,7 @@ CPU's time; a knob of no family that moved is left as it was."""
 from __future__ import annotations
 
 from agent.profile.controls import control_priors
+from agent.profile.ties import Tie
 from tools.profile.movers import Mover, Source
 from tools.repo.candidates import Candidate
 
@@ -57,15 +58,16 @@ def test_knobs_are_tied_to_the_movers_of_what_they_control() -> None:
         hunk,
     ]
     ties = control_priors(candidates, moved, "ms")
-    assert ties["env-NCCL_PROTO"][0] == 1 + 4 * 0.8 * 0.5
-    assert "NCCL_PROTO controls communication (NCCL)" in ties["env-NCCL_PROTO"][1]
-    assert "ncclDevKernel_AllReduce" in ties["env-NCCL_PROTO"][1]
-    assert ties["engine-1"] == ties["env-NCCL_PROTO"][:1] + (
-        ties["env-NCCL_PROTO"][1].replace("NCCL_PROTO", "NCCL_ALGO"),
+    assert ties["env-NCCL_PROTO"].factor == 1 + 4 * 0.8 * 0.5
+    assert "NCCL_PROTO controls communication (NCCL)" in ties["env-NCCL_PROTO"].reason
+    assert "ncclDevKernel_AllReduce" in ties["env-NCCL_PROTO"].reason
+    nccl = ties["env-NCCL_PROTO"]
+    assert ties["engine-1"] == Tie(
+        nccl.factor, nccl.reason.replace("NCCL_PROTO", "NCCL_ALGO"), nccl.weight
     )
-    assert "attention_backend controls attention" in ties["arg-attn"][1]
-    assert ties["arg-attn"][0] == 1 + 4 * 0.3 * 0.5
-    assert "OMP_NUM_THREADS controls CPU threads" in ties["env-OMP_NUM_THREADS"][1]
+    assert "attention_backend controls attention" in ties["arg-attn"].reason
+    assert ties["arg-attn"].factor == 1 + 4 * 0.3 * 0.5
+    assert "OMP_NUM_THREADS controls CPU threads" in ties["env-OMP_NUM_THREADS"].reason
     assert "env-SGLANG_MOE_RUNNER" not in ties  # its kernels shrank
     assert "env-HF_HOME" not in ties
     assert control_priors(candidates, [], "ms") == {}
