@@ -150,16 +150,41 @@ def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
     console.print(f"source: {report.source}")
 
 
-def log_summary(path: object, parsed: dict) -> None:
-    args = parsed.get("server_args") or {}
-    keys = (
+_SHOWN_ARGS = {
+    "sglang": (
         "model_path",
         "attention_backend",
         "speculative_algorithm",
         "tp_size",
         "disable_cuda_graph",
-    )
+    ),
+    "vllm": ("model", "attention_backend", "speculative_config", "tensor_parallel_size"),
+}
+
+
+def server_line(server: dict) -> str:
+    """`server: vllm 0.8.5; architectures ...; attention ...; speculative ...`."""
+    parts = [f"server: {server['server']} {server.get('version') or '(version not shown)'}"]
+    if server.get("architectures"):
+        parts.append(f"architectures {', '.join(server['architectures'])}")
+    if server.get("attention"):
+        parts.append(f"attention {', '.join(server['attention'])}")
+    spec = server.get("speculative")
+    if spec:
+        parts.append(
+            f"speculative {spec.get('method')} (draft {spec.get('draft_model')}, "
+            f"{spec.get('num_tokens')} tokens)"
+        )
+    return "; ".join(parts)
+
+
+def log_summary(path: object, parsed: dict) -> None:
+    args = parsed.get("server_args") or {}
+    server = parsed.get("server") or {}
+    keys = _SHOWN_ARGS["vllm" if server.get("server") == "vllm" else "sglang"]
     console.print(f"[bold]{path}[/bold]")
+    if server.get("server"):
+        console.print(server_line(server))
     if args:
         console.print(
             "server_args: "
@@ -176,7 +201,15 @@ def log_summary(path: object, parsed: dict) -> None:
             f"{last.get('gen_throughput')}, accept len {last.get('accept_len')}, "
             f"cuda graph {last.get('cuda_graph')} (line {last.get('line')})"
         )
-    console.print(f"prefill lines: {len(parsed.get('prefill') or [])}")
+    if server.get("server") != "vllm":
+        console.print(f"prefill lines: {len(parsed.get('prefill') or [])}")
+    for spec in (server.get("details") or {}).get("spec_decode", [])[-1:]:
+        definition = spec["definition"] or "definition not known"
+        console.print(
+            f"spec decode lines: {len(server['details']['spec_decode'])}; last: mean acceptance "
+            f"length {spec['mean_acceptance_length']} ({definition}: {spec['how']}; "
+            f"line {spec['line']})"
+        )
     if parsed.get("bench"):
         console.print(f"bench: {parsed['bench']}")
     for error in (parsed.get("errors") or [])[:10]:

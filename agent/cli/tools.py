@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tools.config import TargetConfig
     from tools.gpu.info import GpuInfo
     from tools.repo.target import Target
+    from tools.server_facts import Server
 
 ConfigOpt = Annotated[
     Path, typer.Option("--config", help="The target config (default: ./debug-agent.toml).")
@@ -187,18 +188,37 @@ def env(
 logs_app = typer.Typer(help="Server logs.", no_args_is_help=True, rich_markup_mode=None)
 
 
+ServerOpt = Annotated[
+    str | None,
+    typer.Option(help="The server that wrote the log: sglang or vllm (default: told by the log)."),
+]
+
+
+def server_name(server: str | None) -> Server | None:
+    """`--server`, checked: a clear error for a name neither reader knows."""
+    from tools.server_facts import SERVERS
+
+    if server is None:
+        return None
+    if server.lower() not in SERVERS:
+        raise ToolError(f"--server {server!r}: use one of {', '.join(SERVERS)}")
+    return cast(Server, server.lower())
+
+
 @logs_app.command("parse")
 def logs_parse(
-    file: Annotated[Path, typer.Argument(help="An SGLang server log (or bench output).")],
+    file: Annotated[Path, typer.Argument(help="An SGLang or vLLM server log (or bench output).")],
+    server: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Read a server log: startup args, decode/prefill lines, bench results, errors."""
+    """Read a server log: which server, startup args, throughput lines, bench results, errors."""
     from tools.secrets import mask
-    from tools.sglang.log import parse_log_file
+    from tools.server_log import parse_server_log_file
 
     if not file.exists() or not file.is_file():
         raise ToolError(f"no such log file: {file}")
-    result = parse_log_file(file)  # streamed: memory grows with the records, not the file
+    # streamed: memory grows with the records, not the file
+    result = parse_server_log_file(file, server_name(server))
     if as_json:  # written record by record, each masked
         result.write_json(sys.stdout, transform=mask)
         sys.stdout.write("\n")

@@ -42,10 +42,11 @@ from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.conditions import Facts, algorithm_methods
 from tools.code_paths.elsewhere import package_texts, server_texts
 from tools.code_paths.imports import lookup_in, reach
+from tools.code_paths.layout import SGLANG_PROCESSES
 from tools.code_paths.modules import ModuleGraph
 from tools.code_paths.running import lazy_imports
 from tools.code_paths.serving import Serving, read_servings
-from tools.code_paths.verdicts import PROCESSES, FileVerdict, Judge
+from tools.code_paths.verdicts import FileVerdict, Judge
 from tools.errors import ToolError
 from tools.gpu.guards import mentions_gpu
 from tools.gpu.info import GpuInfo
@@ -155,7 +156,7 @@ def _lazily_imported(
         algorithm=str(args.get("speculative_algorithm") or "NONE").upper(),
         methods=algorithm_methods(pkg),
     )
-    processes = {pkg / m for m in (*PROCESSES, RUNNER)}
+    processes = {pkg / m for m in (*SGLANG_PROCESSES, RUNNER)}
     seeds = [root for root in roots if root in processes]
     found: dict[Path, str] = {}
     for lazy in lazy_imports(graph, pkg, seeds, facts, server_texts(pkg)):

@@ -28,7 +28,13 @@ def defined_models(graph: ModuleGraph, path: Path) -> list[str]:
 
 
 def other_models(
-    pkg: Path, graph: ModuleGraph, reached: Iterable[Path], texts: dict[Path, str]
+    pkg: Path,
+    graph: ModuleGraph,
+    reached: Iterable[Path],
+    texts: dict[Path, str],
+    model_dirs: tuple[str, ...] = ("srt/models",),
+    processor_dirs: tuple[str, ...] = PROCESSOR_FOLDERS,
+    pattern: str = "*.py",
 ) -> set[Path]:
     """The model files no import chain reaches that define only models other than the served
     ones (each served model's file is reached), and the processors naming only those.
@@ -36,13 +42,14 @@ def other_models(
     reached = set(reached)
     models = {
         path
-        for path in sorted((pkg / "srt" / "models").glob("*.py"))
+        for folder in model_dirs
+        for path in sorted((pkg / folder).glob(pattern))
         if path not in reached and defined_models(graph, path)
     }
-    prefix = f"{pkg.name}.srt.models."
     others = {dotted_name(pkg.parent, path) for path in models}
     processors = set()
-    for folder in PROCESSOR_FOLDERS:
+    for folder in processor_dirs:
+        prefix = f"{pkg.name}.{model_dirs[0].replace('/', '.')}."
         for path in sorted((pkg / folder).glob("*.py")):
             if path in reached or path not in texts:
                 continue

@@ -15,23 +15,18 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from tools.code_paths.branches import MLA_FLAG, RUNNER, Condition, Registration, mentions_mla
+from tools.code_paths.branches import MLA_FLAG, Condition, Registration, mentions_mla
 from tools.code_paths.closure import Closure
-from tools.code_paths.elsewhere import elsewhere, package_texts, server_texts
+from tools.code_paths.elsewhere import elsewhere, package_texts
 from tools.code_paths.imports import Reach, chain, lookup_in
+from tools.code_paths.layout import SGLANG, Layout
 from tools.code_paths.modules import ModuleGraph, expression
 from tools.code_paths.other_models import defined_models, other_models
-from tools.code_paths.serving import Serving, args_printer_root, http_server_root
+from tools.code_paths.serving import Serving
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
 
 Status = Literal["on", "off", "unknown"]
-# the processes every SGLang server starts, each importing its module at least
-PROCESSES = {
-    "srt/managers/scheduler.py": "the scheduler, a process every SGLang server starts",
-    "srt/managers/tokenizer_manager.py": "the tokenizer manager, in every SGLang server",
-    "srt/managers/detokenizer_manager.py": "the detokenizer, a process every SGLang server starts",
-}
 
 
 class FileVerdict(BaseModel):
@@ -58,6 +53,7 @@ class Judge:
     stops: set[Path] = field(default_factory=set)  # unselected backends' modules, not reached
     other_models: set[Path] = field(default_factory=set)  # model files of models not served
     closure: Closure | None = None  # every file the server could import, at any level
+    layout: Layout = SGLANG
 
     def gpu_line(self) -> str:
         gpu = self.gpu
@@ -90,7 +86,7 @@ class Judge:
             evidence.append(
                 f"the {s.role} model {s.architecture or '(architecture unknown)'} "
                 f"{'is not' if s.mla is False else 'is' if s.mla else 'may be'} an MLA "
-                "architecture (srt/configs/model_config.py)"
+                f"architecture ({self.layout.model_config or 'the release'})"
             )
         if any(results):
             return True, evidence
@@ -135,18 +131,9 @@ class Judge:
             file = self.served.get(s.architecture or "")
             if file:
                 roots.setdefault(self.pkg / file, f"the {s.role} model {s.architecture}")
-        if (self.pkg / RUNNER).is_file():
-            roots.setdefault(
-                self.pkg / RUNNER, "the model runner, which every scheduler process imports"
-            )
-        if self.servings:  # the log is a server's
-            for module, why in PROCESSES.items():
-                if (self.pkg / module).is_file():
-                    roots.setdefault(self.pkg / module, why)
-        for path, why in http_server_root(self.pkg, self.log_text).items():
-            roots.setdefault(path, why)
-        printer = args_printer_root(self.pkg, self.log_text, server_texts(self.pkg))
-        for path, why in printer.items():
+        for path, why in self.layout.process_roots(
+            self.pkg, self.log_text, bool(self.servings)
+        ).items():
             roots.setdefault(path, why)
         return roots
 
@@ -190,7 +177,15 @@ class Judge:
         if not self.served_known:
             return set()
         reached = self.found.via.keys() | self.found.roots.keys()
-        return other_models(self.pkg, self.graph, reached, package_texts(self.pkg))
+        return other_models(
+            self.pkg,
+            self.graph,
+            reached,
+            package_texts(self.pkg),
+            self.layout.model_dirs,
+            self.layout.processor_dirs,
+            self.layout.model_glob,
+        )
 
     @cached_property
     def stop_imports(self) -> dict[Path, list[tuple[Path, int]]]:
@@ -242,8 +237,8 @@ class Judge:
         return lines
 
     def model_verdict(self, given: str, rel: str, reached: bool) -> FileVerdict:
-        """A model file (srt/models/): on when an import chain reaches it, off when it defines
-        only other models than the ones served, each served model's file found."""
+        """A model file (the layout's model folders): on when an import chain reaches it, off
+        when it defines only other models than the ones served, each served model's file found."""
         path = self.pkg / rel
         defined = defined_models(self.graph, path)
         evidence = [f"{rel} defines {', '.join(defined) or 'no model class'}"]
@@ -294,7 +289,7 @@ class Judge:
             if status == "off":
                 evidence += self.not_reached(path)
             return FileVerdict(path=given, status=status, evidence=evidence)
-        if Path(rel).parent.as_posix() == "srt/models" and self.servings:
+        if self.layout.is_model_file(rel) and self.servings:
             return self.model_verdict(given, rel, reached)
         if reached:
             return FileVerdict(

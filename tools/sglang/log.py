@@ -38,6 +38,7 @@ from tools.bench.output import (
     parse_bench_one_batch,
     parse_bench_serving_block,
 )
+from tools.server_facts import ServerFacts
 from tools.sglang.log_batch import parse_batch_line
 from tools.sglang.log_errors import ErrorScanner
 from tools.sglang.log_lines import LogLine, file_lines, read_lines, text_lines
@@ -110,9 +111,11 @@ class LogParse(BaseModel):
     prefill: list[PrefillRecord] = []
     bench: BenchSummary | None = None
     errors: list[ErrorRecord] = []
+    server: ServerFacts | None = None  # which server, and what it says of itself
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
+            "server": self.server.model_dump() if self.server else None,
             "server_args": self.server_args,
             "decode": [r.model_dump() for r in self.decode],
             "prefill": [r.model_dump() for r in self.prefill],
@@ -127,6 +130,7 @@ class LogParse(BaseModel):
         record at a time: a long log's records are held once, not again as dicts and as one
         string. `transform` (secret masking, say) must treat a list item by item."""
         parts: list[tuple[str, Any]] = [
+            ("server", self.server.model_dump() if self.server else None),
             ("server_args", self.server_args),
             ("decode", self.decode),
             ("prefill", self.prefill),

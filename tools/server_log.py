@@ -1,0 +1,70 @@
+"""A server's log, parsed by the reader of the server that wrote it: SGLang's or vLLM's.
+
+The server is named by the caller (`--server`, the config's launch command) or told by the log's
+own lines (tools.server_facts.server_of); a log neither tells is read as SGLang's, the reader
+that knows transports and bench output best. Either way the result carries the server's facts
+in one shape (tools.server_facts.ServerFacts).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.code_paths.serving import DRAFT_KEY, TARGET_KEYS, loaded_architectures
+from tools.server_facts import PEEK_CHARS, Server, ServerFacts, Speculative, server_of
+from tools.sglang.log import LogParse, parse_log, parse_log_file
+from tools.vllm.log import parse_vllm_log, parse_vllm_log_file
+
+
+def sglang_facts(parse: LogParse, text: str) -> ServerFacts:
+    """SGLang's facts in the shared shape: its server_args dump and `Load weight end` lines."""
+    args = parse.server_args or {}
+    algorithm = args.get("speculative_algorithm")
+    backends = [str(args[k]) for k in (*TARGET_KEYS, DRAFT_KEY) if args.get(k)]
+    args_line = next(
+        (n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None
+    )
+    return ServerFacts(
+        server="sglang",
+        version=args.get("version") if isinstance(args.get("version"), str) else None,
+        args=parse.server_args,
+        args_line=args_line,
+        architectures=loaded_architectures(text),
+        attention=list(dict.fromkeys(backends)),
+        speculative=Speculative(
+            method=str(algorithm),
+            draft_model=args.get("speculative_draft_model_path"),
+            num_tokens=args.get("speculative_num_draft_tokens"),
+        )
+        if algorithm and str(algorithm).upper() != "NONE"
+        else None,
+    )
+
+
+def parse_server_log(text: str, server: Server | None = None) -> LogParse:
+    """The log's parse by its server's reader; never raises."""
+    if (server or server_of(text)) == "vllm":
+        return parse_vllm_log(text)
+    parse = parse_log(text)
+    parse.server = sglang_facts(parse, text)
+    return parse
+
+
+def parse_server_log_file(path: Path, server: Server | None = None) -> LogParse:
+    """As parse_server_log, reading the file line by line (its start tells the server)."""
+    with open(path, encoding="utf-8", errors="replace") as stream:
+        head = stream.read(PEEK_CHARS)
+    if (server or server_of(head)) == "vllm":
+        return parse_vllm_log_file(path)
+    parse = parse_log_file(path)
+    parse.server = sglang_facts(parse, _startup_text(path))
+    return parse
+
+
+def _startup_text(path: Path) -> str:
+    """The lines SGLang's facts read (the dump, `Load weight end`), not the whole file."""
+    kept = []
+    with open(path, encoding="utf-8", errors="replace") as stream:
+        for row in stream:
+            kept.append(row if ("server_args=" in row or "Load weight end" in row) else "\n")
+    return "".join(kept)
