@@ -12,6 +12,7 @@ import typer
 from tools.errors import ToolError
 
 if TYPE_CHECKING:
+    from tools.code_paths.evidence import PathsReport
     from tools.config import TargetConfig
     from tools.gpu.info import GpuInfo
     from tools.repo.target import Target
@@ -239,7 +240,8 @@ def paths(
     repo: Annotated[
         Path | None,
         typer.Option(
-            help="The SGLang source: a checkout or an unpacked wheel (default: the target repo)."
+            help="The server's source: an SGLang or vLLM checkout or unpacked wheel "
+            "(default: the target repo)."
         ),
     ] = None,
     arch: Annotated[
@@ -256,18 +258,17 @@ def paths(
             "(ask nvidia-smi / ROCm here)."
         ),
     ] = None,
+    server: ServerOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
-    from tools.code_paths.evidence import classify, package_root
-
     if repo is None or not files:
         target = load_target(Path("debug-agent.toml"))
         repo = repo or target.source_dir()
         files = files or sorted({c.file for c in target.cands.candidates if c.file})
-    server_args, line, text = _startup_log(log)
+    text = _log_text(log)
     device = _device(gpu, text, log)
-    report = classify(files, package_root(repo), server_args, line, arch, device, text)
+    report = _classify(files, repo, arch, device, text, server_name(server))
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
@@ -284,17 +285,41 @@ def paths(
             typer.echo(f"         - {evidence}")
 
 
-def _startup_log(log: Path | None) -> tuple[dict | None, int | None, str]:
-    """The log's server_args, the line of its dump, and its text (all empty without a log)."""
-    from tools.sglang.log import parse_log_file
+def _classify(
+    files: list[str],
+    repo: Path,
+    arch: str | None,
+    device: GpuInfo | None,
+    text: str,
+    server: Server | None,
+) -> PathsReport:
+    """The path verdicts by the reader of the server the log (or --server) names."""
+    from tools.server_facts import server_of
 
+    if (server or server_of(text)) == "vllm":
+        from tools.vllm.log import parse_vllm_log
+        from tools.vllm.paths import classify_vllm
+        from tools.vllm.selection import vllm_package
+        from tools.vllm.startup import VllmStartup
+
+        facts = parse_vllm_log(text).server
+        startup = VllmStartup.model_validate(facts.details.get("startup", {}) if facts else {})
+        return classify_vllm(files, vllm_package(repo), startup, arch, device, text)
+    from tools.code_paths.evidence import classify, package_root
+    from tools.sglang.log import parse_log
+
+    line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
+    server_args = parse_log(text).server_args if text else None
+    return classify(files, package_root(repo), server_args, line, arch, device, text)
+
+
+def _log_text(log: Path | None) -> str:
+    """The startup log's text (empty without a log)."""
     if log is None:
-        return None, None, ""
+        return ""
     if not log.is_file():
         raise ToolError(f"no such log file: {log}")
-    text = log.read_text(errors="replace")
-    line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
-    return parse_log_file(log).server_args, line, text
+    return log.read_text(errors="replace")
 
 
 def _device(gpu: str | None, text: str, log: Path | None) -> GpuInfo | None:

@@ -8,6 +8,9 @@ least the version named, so `is_sm120_supported()` holds on sm120 and sm121 and
 `get_device_capability()` or `get_device_sm()`, and go through module-level names
 (`_is_hip = is_hip()`, imported from another module too). Anything else is undecided, and a
 test with no GPU fact in it is never decided: guessing would drop code that runs.
+vLLM asks its `current_platform` object (vllm/platforms/interface.py): `is_cuda()`,
+`is_rocm()`, `is_xpu()`, `is_cpu()`, `is_tpu()`, `has_device_capability(90)` (at least),
+`is_device_capability(100)` (exactly), `is_device_capability_family(100)` (the same major).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ _VENDORS = {
     "is_npu": {"npu"},
     "is_cuda_alike": {"cuda", "hip"},
     "is_xpu": set(),
+    "is_cpu": set(),
+    "is_tpu": set(),
     "is_musa": set(),
     "is_hpu": set(),
     "is_mps": set(),
@@ -189,6 +194,10 @@ class _Evaluator:
                 return self.device(name)
             case ast.Call(func=ast.Attribute(attr="get_device_capability")):
                 return self.device("get_device_capability")  # torch.cuda.get_device_capability
+            case ast.Call(
+                func=ast.Attribute(value=ast.Name(id="current_platform"), attr=attr), args=args
+            ):
+                return self.vllm_platform(attr, [self.value(a, lookup, depth + 1) for a in args])
             case ast.Attribute(value=ast.Call(func=ast.Name(id="get_platform")), attr=attr):
                 return self.device(_PLATFORM[attr]) if attr in _PLATFORM else UNKNOWN
             case ast.Attribute(
@@ -226,6 +235,29 @@ class _Evaluator:
                 ):
                     return _ARITH[type(op)](a, b)
         return UNKNOWN
+
+    def vllm_platform(self, method: str, args: list[object]) -> object:
+        """vLLM's `current_platform.<method>(*args)` on this GPU."""
+        vendor = {"is_rocm": "is_hip"}.get(method, method)
+        if vendor in _VENDORS and not args:
+            return self.device(vendor)
+        if not method.endswith("device_capability") and "capability_family" not in method:
+            return UNKNOWN
+        wanted = args[0] if len(args) == 1 else None
+        if (
+            isinstance(wanted, tuple)
+            and len(wanted) == 2
+            and all(isinstance(x, int) for x in wanted)
+        ):
+            wanted = wanted[0] * 10 + wanted[1]
+        sm = self.device("get_device_sm")
+        if not isinstance(wanted, int) or not isinstance(sm, int):
+            return UNKNOWN
+        if method == "has_device_capability":
+            return sm >= wanted
+        if method == "is_device_capability":
+            return sm == wanted
+        return sm // 10 == wanted // 10  # is_device_capability_family
 
     def name(self, name: str, lookup: Lookup, depth: int) -> object:
         found = lookup(name)

@@ -1,0 +1,224 @@
+"""Which files of a vLLM source tree the server runs, from its startup log and the source.
+
+The same engine as SGLang's (tools/code_paths: import chains from roots, the closure of what
+can be imported at all, other platforms' and other programs' worlds, the "unknown, never off
+when undecided" rule), with vLLM's own roots and selections, read from the release:
+
+- roots: the processes every vLLM server of that kind starts (the OpenAI API server, the V1
+  engine core or the V0 engine, the GPU worker and its model runner, the multiprocessing
+  executor when the log shows worker processes), the selected attention backend's module, the
+  served models' files through the model registry, and the speculator of the method the
+  engine config names (tools/vllm/selection.py);
+- the models: the target's architecture from the first `Resolved architecture:` line (else
+  `--arch`), a draft's from the second, else the class 0.8's EAGLE proposer builds for the
+  method; what cannot be read stays unknown and keeps every model file from being called off.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tools.code_paths.cache import SummaryCache
+from tools.code_paths.closure import can_import
+from tools.code_paths.elsewhere import package_texts
+from tools.code_paths.evidence import PathsReport
+from tools.code_paths.imports import reach
+from tools.code_paths.layout import Layout
+from tools.code_paths.modules import ModuleGraph
+from tools.code_paths.serving import Serving
+from tools.code_paths.verdicts import Judge
+from tools.gpu.info import GpuInfo
+from tools.server_facts import Speculative
+from tools.vllm.log import speculative
+from tools.vllm.selection import (
+    EAGLE_PROPOSER,
+    backend_registrations,
+    eagle_draft,
+    line_key,
+    model_registry,
+    speculators,
+)
+from tools.vllm.startup import VllmStartup
+
+NO_DRAFT_MODEL = {"ngram", "ngram_gpu", "suffix"}  # methods that load no draft model
+# (module, why it runs, when): "server" for any server log, "v1"/"v0" for that engine
+_PROCESSES = (
+    (
+        "entrypoints/openai/api_server.py",
+        "the OpenAI API server, which `vllm serve` runs",
+        "server",
+    ),
+    ("v1/engine/core.py", "the V1 engine core, a process every V1 server starts", "v1"),
+    ("engine/llm_engine.py", "the V0 engine, in every V0 server", "v0"),
+    ("v1/worker/gpu_worker.py", "the GPU worker of the V1 engine", "v1"),
+    ("v1/worker/gpu_model_runner.py", "the V1 GPU model runner", "v1"),
+    ("v1/worker/gpu/model_runner.py", "the GPU model runner (Model Runner V2)", "v2"),
+    ("worker/worker.py", "the V0 GPU worker", "v0"),
+    ("worker/model_runner.py", "the V0 GPU model runner", "v0"),
+)
+_MULTIPROC = "v1/executor/multiproc_executor.py"
+
+
+def _engine(startup: VllmStartup, pkg: Path) -> str:
+    if startup.engine == "V0" or startup.v0_fallback:
+        return "v0"
+    return "v1"
+
+
+def _roots_for(startup: VllmStartup, method: str | None):  # noqa: ANN202 - a Roots function
+    def roots(pkg: Path, log_text: str, serving: bool) -> dict[Path, str]:
+        found: dict[Path, str] = {}
+        if not serving:
+            return found
+        engine = _engine(startup, pkg)
+        # Model Runner V2: the only GPU runner once the V1 runner's file is gone (0.34)
+        v2 = startup.model_runner == "V2" or not (pkg / "v1/worker/gpu_model_runner.py").is_file()
+        for module, why, when in _PROCESSES:
+            wanted = when == "server" or when == engine or (when == "v2" and v2 and engine == "v1")
+            if wanted and (pkg / module).is_file():
+                found[pkg / module] = why
+        workers = [p for p in startup.processes if p.startswith(("VllmWorker", "Worker_"))]
+        if workers and (pkg / _MULTIPROC).is_file():
+            found[pkg / _MULTIPROC] = (
+                f"the multiprocessing executor: the log shows its worker processes ({workers[0]})"
+            )
+        speculator = speculators(pkg).get(method or "")
+        if speculator:
+            found[pkg / speculator] = f"the speculator of the engine config's method {method!r}"
+        return found
+
+    return roots
+
+
+def _target_backends(
+    startup: VllmStartup, kind: str, known: set[str]
+) -> tuple[list[str], list[str]]:
+    lines = [a for a in startup.attention if a.kind == "decoder"]
+    if not lines:
+        return [], ["the log shows no attention-backend line"]
+    first = lines[0]
+    key = first.backend if kind == "enum" else line_key(first.said)
+    if key not in known:
+        return [], [f"log line {first.line}: {first.said!r} names no backend this release builds"]
+    return [key], [f"log line {first.line} ({first.process or 'main'}): {first.said}"]
+
+
+def _draft(
+    pkg: Path, startup: VllmStartup, spec: Speculative, target: str | None
+) -> tuple[str | None, list[str]]:
+    method = (spec.method or "").lower()
+    if len(startup.architectures) > 1:
+        return startup.architectures[1], [
+            f"the log's second `Resolved architecture:` line: {startup.architectures[1]}"
+        ]
+    if method in ("eagle", "eagle3") and (pkg / EAGLE_PROPOSER).is_file():
+        name = eagle_draft(pkg, method)
+        if name:
+            return name, [f"{EAGLE_PROPOSER} builds {name} for method {method!r}"]
+    return None, ["the draft model's architecture is not in the log"]
+
+
+def read_servings(
+    pkg: Path, startup: VllmStartup, architecture: str | None, kind: str, known: set[str]
+) -> list[Serving]:
+    target = startup.architectures[0] if startup.architectures else architecture
+    backends, said = _target_backends(startup, kind, known)
+    why = (
+        [f"the log's first `Resolved architecture:` line: {target}"]
+        if startup.architectures
+        else ([f"--arch {target}"] if target else ["the log names no architecture"])
+    )
+    servings = [
+        Serving(
+            role="target", architecture=target, backends=backends, mla=None, evidence=[*why, *said]
+        )
+    ]
+    spec = speculative(startup)
+    method = (spec.method or "").lower() if spec else ""
+    if spec is None or not method or method in NO_DRAFT_MODEL:
+        return servings
+    draft, how = _draft(pkg, startup, spec, target)
+    servings.append(
+        Serving(
+            role="draft",
+            architecture=draft,
+            backends=backends,
+            mla=None,
+            evidence=[f"speculative method {method}", *how],
+        )
+    )
+    return servings
+
+
+def vllm_layout(startup: VllmStartup) -> Layout:
+    spec = speculative(startup)
+    return Layout(
+        server="vLLM",
+        process_roots=_roots_for(startup, (spec.method or "").lower() if spec else None),
+        model_dirs=("model_executor/models", "models"),
+        entry_points=("entrypoints/cli/main.py", "entrypoints/openai/api_server.py"),
+        model_glob="**/*.py",
+    )
+
+
+def classify_vllm(
+    files: list[str],
+    pkg: Path,
+    startup: VllmStartup,
+    architecture: str | None,
+    gpu: GpuInfo | None,
+    log_text: str,
+) -> PathsReport:
+    cache = SummaryCache(pkg)
+    graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
+    registrations, kind = backend_registrations(pkg)
+    known = {r.backend for r in registrations}
+    servings = read_servings(pkg, startup, architecture, kind, known) if log_text else []
+    registry = model_registry(pkg)
+    served = {
+        s.architecture: registry[s.architecture][0] if s.architecture in registry else None
+        for s in servings
+        if s.architecture
+    }
+    judge = Judge(
+        graph=graph,
+        pkg=pkg,
+        registrations=registrations,
+        servings=servings,
+        server_args=startup.args or {},
+        args_line=startup.args_line,
+        gpu=gpu,
+        served=served,
+        log_text=log_text,
+        layout=vllm_layout(startup),
+    )
+    roots = judge.roots()
+    backend_files = {pkg / m for r in registrations for m in r.modules}
+    judge.found = reach(graph, roots, gpu, skip=lambda importer, target: False)
+    judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
+    if servings:
+        judge.other_models = judge.other_model_files()
+        starts = [*judge.found.via, *(pkg / e for e in judge.layout.entry_points)]
+        values = [v for v in (startup.args or {}).values() if isinstance(v, str)]
+        judge.closure = can_import(
+            pkg.parent,
+            package_texts(pkg),
+            starts,
+            lambda p: p not in judge.stops,
+            values,
+            named_only=judge.other_models,
+        )
+        judge.other_models &= judge.closure.listed
+    verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
+    cache.save()
+    return PathsReport(files=verdicts, gpu=gpu, servings=servings)
+
+
+def _relative(path: str, pkg: Path) -> str:
+    """`vllm/v1/x.py`, `site-packages/vllm/v1/x.py` or `v1/x.py` -> `v1/x.py`."""
+    inside = f"{pkg.name}/"
+    if path.startswith(inside):
+        return path[len(inside) :]
+    if f"/{inside}" in path:
+        return path[path.find(f"/{inside}") + len(inside) + 1 :]
+    return path
