@@ -32,11 +32,13 @@ BENCH_KEYS = (
     "accept_length",
 )
 # The names bench_serving wrote before its keys took their units (sglang 0.2, mid-2024): the same
-# numbers, latencies already in ms. A record has one name or the other.
+# numbers, latencies already in ms; and vLLM's name for the acceptance length (`vllm bench serve
+# --save-result`, 0.10+). A record has one name or the other.
 _LEGACY_KEYS = {
     "output_throughput": "output_token_throughput",
     "median_ttft_ms": "median_ttft",
     "median_itl_ms": "median_itl",
+    "accept_length": "spec_decode_acceptance_length",
 }
 # Keys only bench_serving writes (bench_one_batch_server also has `output_throughput`); a
 # record has them all, so two of them tell it from a JSON line that has one by chance.

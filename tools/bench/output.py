@@ -35,10 +35,11 @@ _BENCH_LABEL = re.compile(
     r" \((?:req|tok)/s\)|successful requests|benchmark duration \(s\)|total input tokens"
     r"|total input text tokens|total generated tokens(?: \(retokenized\))?|traffic request rate"
     r"|max re\w{3,5} concurrency|peak concurrent requests|concurrency|accept length"
+    r"|acceptance rate \(%\)|acceptance length|drafts|draft tokens|accepted tokens"  # vLLM
 )
 _MIN_TAIL_ROWS = 2
 # What a tail's first row holds: a cheap test first, as most lines hold none of it.
-_TAIL_START = re.compile(r"\(m?s\)|/s\)|Accept len")
+_TAIL_START = re.compile(r"\(m?s\)|/s\)|Accept len|Acceptance (?:rate|length)")
 
 _ONE_BATCH_LABELS = {
     "batch size": "batch_size",
@@ -80,7 +81,7 @@ def _field(label: str) -> str | None:
         return "output_throughput"
     if name.startswith("request throughput"):
         return "request_throughput"
-    if name.startswith("accept len"):
+    if name.startswith(("accept len", "acceptance length")):  # SGLang's, vLLM's
         return "accept_length"
     if not name.startswith("median") or "(ms)" not in name:
         return None

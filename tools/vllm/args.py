@@ -13,12 +13,13 @@ short keeps the key it was cut in with a null value: a number cut short is never
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import re
 from typing import Any
 
-from tools.sglang.server_args_repr import ReprScanner, by_items, whole_repr
+from tools.sglang.server_args_repr import ReprScanner, by_items, split_item, to_json, whole_repr
 
 NAMESPACE = re.compile(r"\bargs: Namespace\(")
 NON_DEFAULT = re.compile(r"\bnon-default args: \{")
@@ -61,18 +62,29 @@ def engine_config(body: str) -> dict[str, Any]:
     key = tail.split("=", 1)[0].strip()
     if key in _LAST_ITEMS and not scanner.stack and not scanner.quote:
         scanner.feed(")")  # VllmConfig's text ended here: read the last item as a whole one
-        return _json_values(by_items(scanner.items, "", call=True), scanner.items)
-    return _json_values(by_items(scanner.items, scanner.tail, call=True), scanner.items)
-
-
-def _json_values(config: dict[str, Any], items: list[str]) -> dict[str, Any]:
-    """compilation_config is printed as JSON (`true`, `null`), not as a Python repr."""
-    for item in items:
-        key, _, value = item.partition("=")
-        if key.strip() == "compilation_config" and value.strip().startswith("{"):
-            with contextlib.suppress(ValueError):
-                config["compilation_config"] = json.loads(value)
+    config: dict[str, Any] = {}
+    for item in scanner.items[:4096]:
+        pair = split_item(item, call=True)
+        if pair and pair[1].strip():
+            config.setdefault(pair[0], _config_value(pair[1].strip()))
+    pair = split_item(scanner.tail, call=True) if not scanner.closed else None
+    if pair:
+        config.setdefault(pair[0], None)  # the item the line was cut in
     return config
+
+
+def _config_value(text: str) -> Any:
+    """VllmConfig prints some values with %s, not %r: `quantization=compressed-tensors`,
+    `dtype=torch.bfloat16`, compilation_config as JSON. A literal is read as one; a config's
+    repr as a dict; JSON as JSON; anything else is kept as printed."""
+    with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+        return to_json(ast.literal_eval(text))
+    if text.startswith("{"):
+        with contextlib.suppress(ValueError):
+            return json.loads(text)
+    if _SPECULATIVE.fullmatch(text):
+        return speculative_config(text)
+    return text
 
 
 def speculative_config(value: Any) -> dict[str, Any] | None:

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 
 from tools.sglang.log_lines import LogLine
 
-_PROCESS = re.compile(r"\((?P<name>[A-Za-z][\w-]{0,60}(?: rank=\d+)?) pid=\d+(?:, ip=[^)]*)?\) ?")
-_SOURCE = re.compile(r"(?P<name>[A-Za-z][\w-]{0,60}(?: rank=\d+)?) pid=\d+")
+# `(VllmWorker rank=1 pid=7)`, `(VllmWorker TP3 pid=7)`, `(Worker_DP0_TP3_EP3 pid=7)`,
+# `(RayWorkerWrapper pid=7, ip=10.0.0.2)`, `(pid=7)`; Ray's colours, their ESC byte lost in a
+# paste, around it (`[36m(RayWorkerWrapper pid=860)[0m`); nested for a worker of an engine.
+_NAME = r"[A-Za-z][\w:.-]{0,80}(?: (?:rank=)?\w{1,20})?"
+_PROCESS = re.compile(
+    rf"(?:\x1b?\[\d{{1,3}}m)?\((?:(?P<name>{_NAME}) )?pid=\d+(?:, ip=[^)]*)?\)(?:\x1b?\[0m)? ?"
+)
+_SOURCE = re.compile(rf"(?P<name>{_NAME}) pid=\d+(?:, ip=.*)?")
 _HEAD = re.compile(
     r"(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) +"
     r"(?P<time>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? +\[?[\w./-]{1,200}:\d+\] ?"
@@ -38,9 +44,11 @@ def vllm_line(line: LogLine) -> VllmLine:
     found = _SOURCE.fullmatch(line.source.rsplit("|", 1)[-1]) if line.source else None
     if found:
         process = found.group("name")
-    at = _PROCESS.match(body)
-    if at:
-        process, body = at.group("name"), body[at.end() :]
+    for _ in range(3):  # a worker's prefix behind its engine's
+        at = _PROCESS.match(body)
+        if at is None:
+            break
+        process, body = at.group("name") or process, body[at.end() :]
     head = _HEAD.match(body)
     if head is None:
         return VllmLine(line.number, process, None, None, body)

@@ -213,6 +213,7 @@ class StartupReader:
         chosen = attention_line(line.number, line.process, message)
         if chosen is not None and len(facts.attention) < 256:
             facts.attention.append(chosen)
+            facts.engine = facts.engine or chosen.engine  # "on V1 engine", where no engine line
         if "Transformers" in message and "backend" in message and "Using Transformers" in message:
             facts.transformers_backend = True
         for needle, pattern, apply in _RULES:
