@@ -31,9 +31,11 @@ def speculative(startup: VllmStartup) -> Speculative | None:
     if not config:
         return None
     tokens = config.get("num_spec_tokens", config.get("num_speculative_tokens"))
+    draft = config.get("model", config.get("draft_model"))  # V0 says draft_model='[ngram]'
+    method = config.get("method") or ("ngram" if draft == "[ngram]" else None)
     return Speculative(
-        method=config.get("method"),
-        draft_model=config.get("model"),
+        method=method,
+        draft_model=draft if draft != "[ngram]" else None,
         num_tokens=tokens if isinstance(tokens, int) else None,
     )
 

@@ -99,6 +99,20 @@ def _definition(
                 f"1 + {accepted:g} accepted / ({drafted:g} drafted / {spec_tokens} tokens a "
                 f"draft) = {per_draft + 1:.2f}, the length printed"
             )
+    if length is not None and accepted and drafted and not spec_tokens:
+        fits = {
+            definition: [
+                k for k in range(1, 33) if round(bonus + accepted * k / drafted, 2) == length
+            ]
+            for definition, bonus in ((WITHOUT_BONUS, 0), (WITH_BONUS, 1))
+        }
+        decided = [d for d, ks in fits.items() if ks]
+        if len(decided) == 1:
+            k = fits[decided[0]][0]
+            return decided[0], (
+                f"only this definition fits the line's numbers: with {k} tokens a draft, "
+                f"{accepted:g} accepted of {drafted:g} drafted give {length}"
+            )
     release = _version_tuple(version)
     if release is not None and release[:2] != (0, 9):  # 0.9.0 came out as PR #17908 landed
         newer = release >= (0, 9)
