@@ -14,11 +14,12 @@ from pathlib import Path
 from agent.profile.time_moved import mover_line, time_moved
 from agent.relevance import Facts, untraced
 from agent.state import InvestigationState
-from tools.code_paths.serving import loaded_architectures
+from agent.views import SHOWN_ARGS, server_line
 from tools.experiment import ExperimentResult
 from tools.gpu.info import GpuInfo
 from tools.gpu.log import gpu_from_log
-from tools.sglang.log import parse_log_file
+from tools.server_facts import ServerFacts
+from tools.server_log import parse_server_log_file
 from tools.stack.requires import requirements
 
 
@@ -37,19 +38,17 @@ def facts_from(
     the good reference's traced launch (what it imported judges the files the bad state
     deleted)."""
     log = Path(result.log)
-    parsed = parse_log_file(log)
-    args_line = None
+    parsed = parse_server_log_file(log)  # SGLang's or vLLM's reader, as the log tells
+    server = parsed.server or ServerFacts()
     text = log.read_text(errors="replace")
-    for number, line in enumerate(text.splitlines(), 1):
-        if "server_args=" in line:
-            args_line = number
-            break
-    # the target's first (/model_info, else the first `Load weight end`), then a draft's
+    # the target's first (/model_info, else the log's: SGLang's first `Load weight end`,
+    # vLLM's first `Resolved architecture:`), then a draft's
     served = list((result.model_info or {}).get("architectures") or [])
-    architectures = list(dict.fromkeys([*served, *loaded_architectures(text)]))
+    architectures = list(dict.fromkeys([*served, *server.architectures]))
     facts = Facts(
+        server=server,
         server_args=parsed.server_args,
-        server_args_line=args_line,
+        server_args_line=server.args_line,
         architectures=architectures,
         trace=result.import_trace,
         workers=result.worker_env,
@@ -101,15 +100,12 @@ def describe(state: InvestigationState) -> list[str]:
     if facts is None:
         return []
     lines = []
+    server = facts.server.model_dump() if facts.server else {}
+    if server.get("server"):
+        lines.append(server_line(server))
     args = facts.server_args or {}
     if args:
-        keys = [
-            "attention_backend",
-            "speculative_algorithm",
-            "tp_size",
-            "model_path",
-            "disable_cuda_graph",
-        ]
+        keys = SHOWN_ARGS["vllm" if server.get("server") == "vllm" else "sglang"]
         shown = ", ".join(f"{k}={args[k]!r}" for k in keys if k in args)
         lines.append(f"server log line {facts.server_args_line}: {shown}")
     if facts.architectures:

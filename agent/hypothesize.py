@@ -261,7 +261,7 @@ def _arrival(state: InvestigationState, c: Candidate) -> list[str]:
             got, total = arrival
             text = (
                 f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
-                f"{got}/{total} scheduler processes (worker env of the first bad launch, "
+                f"{got}/{total} of the processes that read it (worker env of the first bad launch, "
                 f"{_when(state.facts.workers)})"
             )
         state.hypotheses[c.id].evidence.append(text)

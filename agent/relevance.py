@@ -28,6 +28,7 @@ from tools.proc.worker_env import WorkerEnv
 from tools.profile.movers import Mover
 from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import fingerprint, mask
+from tools.server_facts import ServerFacts
 
 NEVER_LOADED = "package never loaded"
 # a model class name: Llama / Ernie4_5_Moe ... For ... CausalLM / CausalLMEagle3
@@ -37,6 +38,7 @@ _ARCH = re.compile(r"""["']([A-Z][A-Za-z0-9_]*For[A-Z][A-Za-z0-9_]+)["']""")
 class Facts(BaseModel):
     """What the bad state's server showed about itself."""
 
+    server: ServerFacts | None = None  # which server, and what its log says of itself
     server_args: dict | None = None
     server_args_line: int | None = None
     architectures: list[str] = []
@@ -247,11 +249,16 @@ def _only_env_lines(c: Candidate) -> bool:
 
 
 def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int] | None:
-    """(scheduler processes that have NAME=value, scheduler processes); None when NAME was not
-    read from the workers at all (then "unset" would be a guess)."""
+    """(processes that read NAME and have NAME=value, those processes); None when NAME was not
+    read from the workers at all (then "unset" would be a guess). NCCL reads its variables in
+    the GPU workers: where a cluster or a pool started such workers (vLLM's Ray executor),
+    those count; otherwise the scheduler processes, else every process."""
     if not workers.recorded(name):
         return None
+    gpu_workers = [p for p in workers.processes if p.role == "gpu_worker"]
     schedulers = [p for p in workers.processes if p.role == "scheduler"] or workers.processes
+    if name.startswith("NCCL_") and gpu_workers:
+        schedulers = gpu_workers
     print_, masked_value = fingerprint(value), mask({name: value})[name]
     return sum(
         # compared before masking; a record from before fingerprints, as it was masked

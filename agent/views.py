@@ -150,7 +150,7 @@ def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
     console.print(f"source: {report.source}")
 
 
-_SHOWN_ARGS = {
+SHOWN_ARGS = {
     "sglang": (
         "model_path",
         "attention_backend",
@@ -158,7 +158,13 @@ _SHOWN_ARGS = {
         "tp_size",
         "disable_cuda_graph",
     ),
-    "vllm": ("model", "attention_backend", "speculative_config", "tensor_parallel_size"),
+    "vllm": (
+        "model",
+        "model_tag",
+        "attention_backend",
+        "speculative_config",
+        "tensor_parallel_size",
+    ),
 }
 
 
@@ -181,7 +187,7 @@ def server_line(server: dict) -> str:
 def log_summary(path: object, parsed: dict) -> None:
     args = parsed.get("server_args") or {}
     server = parsed.get("server") or {}
-    keys = _SHOWN_ARGS["vllm" if server.get("server") == "vllm" else "sglang"]
+    keys = SHOWN_ARGS["vllm" if server.get("server") == "vllm" else "sglang"]
     console.print(f"[bold]{path}[/bold]")
     if server.get("server"):
         console.print(server_line(server))

@@ -129,6 +129,27 @@ def _is_sglang(root: Path) -> bool:
     ).is_dir()
 
 
+def _is_vllm(root: Path) -> bool:
+    return (root / "vllm" / "model_executor" / "models" / "registry.py").exists()
+
+
+def server_launch(server: str, model: str | None) -> tuple[str, str, str]:
+    """(command, env, bench kind) of a launch of `server` from its checkout."""
+    if server == "vllm":
+        # the OpenAI API server of the checkout; compiled kernels (vllm/*.so) must be importable
+        # from the scratch tree too: an editable install built with VLLM_USE_PRECOMPILED=1
+        command = (
+            "{python} -m vllm.entrypoints.openai.api_server --model "
+            f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}"
+        )
+        return command, '{ PYTHONPATH = "." }', "openai"
+    command = (
+        "{python} -m sglang.launch_server --model-path "
+        f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}"
+    )
+    return command, '{ PYTHONPATH = "python" }', "generate"
+
+
 def _serves(root: Path, tracked: list[str]) -> bool:
     """Whether the repository's Python source (its first 2000 tracked files) starts a server."""
     for name in [t for t in tracked if t.endswith(".py")][:2000]:
@@ -153,14 +174,16 @@ def project_python(root: Path) -> str:
     return "{python}"
 
 
-def write_config(cwd: Path, model: str | None, force: bool) -> Path:
-    """A commented config: an SGLang launch, another server's, or a library's command bench."""
+def write_config(cwd: Path, model: str | None, force: bool, server: str | None = None) -> Path:
+    """A commented config: an SGLang or vLLM launch (named, or told by the checkout), another
+    server's, or a library's command bench."""
     repo = open_repo(cwd)
     root = Path(repo.working_tree_dir or cwd)
     path = root / CONFIG_NAME
     if path.exists() and not force:
         raise ToolError(f"{path} exists (use --force to overwrite it)")
-    if not _is_sglang(root) and not _serves(root, repo.git.ls_files().splitlines()):
+    server = server or ("sglang" if _is_sglang(root) else "vllm" if _is_vllm(root) else None)
+    if server is None and not _serves(root, repo.git.ls_files().splitlines()):
         python = project_python(root)
         note = (
             "the interpreter is the project's (its virtual environment)"
@@ -174,12 +197,8 @@ def write_config(cwd: Path, model: str | None, force: bool) -> Path:
             )
         )
         return path
-    if _is_sglang(root):
-        command = (
-            "{python} -m sglang.launch_server --model-path "
-            f"{model or 'meta-llama/Llama-3.1-8B-Instruct'} --port {{port}}"
-        )
-        env, kind = '{ PYTHONPATH = "python" }', "generate"
+    if server is not None:
+        command, env, kind = server_launch(server, model)
     else:
         command, env, kind = "./serve --port {port}", "{ }", "openai"
     text = TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind, stack=STACK)

@@ -338,13 +338,19 @@ def _device(gpu: str | None, text: str, log: Path | None) -> GpuInfo | None:
 
 
 def init(
-    model: Annotated[str | None, typer.Option(help="The model path for an SGLang launch.")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="The model path for an SGLang or vLLM launch.")
+    ] = None,
+    server: Annotated[
+        str | None,
+        typer.Option(help="The server to launch: sglang or vllm (default: told by the checkout)."),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing config.")] = False,
 ) -> None:
     """Write a commented debug-agent.toml for the git repository here."""
     from tools.init_config import edit_hint, write_config
 
-    path = write_config(Path.cwd(), model, force)
+    path = write_config(Path.cwd(), model, force, server_name(server))
     typer.echo(f"wrote {path}; edit it ({edit_hint(path)}), then run 'debug-agent check'")
 
 

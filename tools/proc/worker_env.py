@@ -18,7 +18,10 @@ from pydantic import BaseModel, Field
 from tools.errors import ToolError
 from tools.secrets import fingerprint, mask, mask_text
 
-PREFIXES = ("NCCL_", "SGLANG_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
+PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
+# GPU workers that a process pool or a cluster started: a Ray actor (`ray::RayWorkerWrapper`,
+# vLLM's Ray executor) or a process vLLM titled (`VLLM::Worker_TP0`)
+WORKER_MARKS = ("ray::", "RayWorkerWrapper", "VLLM::Worker", "VllmWorker")
 
 
 class ProcessEnv(BaseModel):
@@ -76,6 +79,8 @@ def _role(pid: int, name: str, cmdline: list[str], root_pid: int) -> str:
         return "scheduler"
     if "resource_tracker" in text:
         return "resource_tracker"
+    if any(mark in text or mark in name for mark in WORKER_MARKS):
+        return "gpu_worker"
     return name
 
 
