@@ -189,7 +189,7 @@ class Chat:
             text += (
                 "; whether it reached the workers is unknown (not read)"
                 if arrival is None
-                else f"; it reached {arrival[0]}/{arrival[1]} scheduler processes"
+                else f"; it reached {arrival[0]}/{arrival[1]} {arrival[2]}"
             )
         self.ctx.transcript.event(
             "chat", "experiment", text, spec=spec.model_dump(), value=value

@@ -258,10 +258,10 @@ def _arrival(state: InvestigationState, c: Candidate) -> list[str]:
                 f"{name}, so whether it arrived is unknown"
             )
         else:
-            got, total = arrival
+            got, total, who = arrival
             text = (
                 f"{c.id} sets {name}={value}: {'reached' if got else 'did not reach'} "
-                f"{got}/{total} of the processes that read it (worker env of the first bad launch, "
+                f"{got}/{total} {who} (worker env of the first bad launch, "
                 f"{_when(state.facts.workers)})"
             )
         state.hypotheses[c.id].evidence.append(text)

@@ -248,23 +248,29 @@ def _only_env_lines(c: Candidate) -> bool:
     return bool(code) and all(ENV_SET.search(a) for a in code)
 
 
-def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int] | None:
-    """(processes that read NAME and have NAME=value, those processes); None when NAME was not
-    read from the workers at all (then "unset" would be a guess). NCCL reads its variables in
-    the GPU workers: where a cluster or a pool started such workers (vLLM's Ray executor),
-    those count; otherwise the scheduler processes, else every process."""
+def env_arrival(name: str, value: str, workers: WorkerEnv) -> tuple[int, int, str] | None:
+    """(processes that read NAME and have NAME=value, those processes, what they are); None
+    when NAME was not read from the workers at all (then "unset" would be a guess). NCCL reads
+    its variables in the GPU workers: where a cluster or a pool started such workers (vLLM's
+    Ray executor), those count; otherwise the scheduler processes, else every process."""
     if not workers.recorded(name):
         return None
     gpu_workers = [p for p in workers.processes if p.role == "gpu_worker"]
-    schedulers = [p for p in workers.processes if p.role == "scheduler"] or workers.processes
-    if name.startswith("NCCL_") and gpu_workers:
-        schedulers = gpu_workers
+    schedulers = [p for p in workers.processes if p.role == "scheduler"]
+    readers, who = (
+        (gpu_workers, "GPU worker processes")
+        if name.startswith("NCCL_") and gpu_workers
+        else (schedulers, "scheduler processes")
+        if schedulers
+        else (workers.processes, "processes")
+    )
     print_, masked_value = fingerprint(value), mask({name: value})[name]
-    return sum(
+    got = sum(
         # compared before masking; a record from before fingerprints, as it was masked
         (p.fingerprint(name) == print_) if p.fingerprints else p.env.get(name) == masked_value
-        for p in schedulers
-    ), len(schedulers)
+        for p in readers
+    )
+    return got, len(readers), who
 
 
 def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:

@@ -13,7 +13,7 @@ from tools.lab.target_config import lab_env, write_target_config
 from tools.lab.tree import build_repo, hunk_truth, prepare_dir
 from tools.lab.truth import Truth, save_truth, truth_path
 
-KINDS = ("seed", "random", "range", "transformers", "tp", "stack")
+KINDS = ("seed", "random", "range", "transformers", "tp", "stack", "vllm")
 # temporary folders that hold a lab built for one run (investigate, replay --rerun)
 TEMP_PREFIXES = ("debug-agent-seed-lab-", "debug-agent-rerun-")
 
@@ -77,6 +77,10 @@ def create_lab(
         from tools.lab.stack_lab import build_stack_lab
 
         truth, config, n_changes = build_stack_lab(dest, seed, wheels)
+    elif kind == "vllm":
+        from tools.lab.vllm_lab import build_vllm_lab
+
+        truth, config, n_changes = build_vllm_lab(dest)
     elif kind == "tp":
         from tools.lab.tp_lab import build_tp_lab
 
