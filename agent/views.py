@@ -191,11 +191,12 @@ def log_summary(path: object, parsed: dict) -> None:
     console.print(f"[bold]{path}[/bold]")
     if server.get("server"):
         console.print(server_line(server))
+    shown = [k for k in keys if k in args]
     if args:
         console.print(
             "server_args: "
-            + ", ".join(f"{k}={args.get(k)!r}" for k in keys)
-            + f" (+{max(0, len(args) - len(keys))} more keys)"
+            + ", ".join(f"{k}={args[k]!r}" for k in shown)
+            + f" (+{len(args) - len(shown)} more keys)"
         )
     else:
         console.print("server_args: not found")
