@@ -86,7 +86,9 @@ def _unit(name: str) -> str:
         return "ms"
     if name.endswith("_s") and name != "tok_s":
         return "s"
-    return {"tok_s": "tok/s", "accept_len": "tokens"}.get(name, "")
+    units = {"tok_s": "tok/s", "accept_len": "tokens", "accept_length": "tokens"}
+    units |= {"output_throughput": "tok/s", "request_throughput": "req/s"}
+    return units.get(name, "")
 
 
 def _metric(name: str, unit: str, values: list[float]) -> Metric:
@@ -144,7 +146,7 @@ def run_command_bench(
         series = _from_jsonl(node, cwd / places.fill(bench.metric_jsonl))
         values = series.pop(bench.metric_key, [])
     else:
-        values = _values(bench, output)
+        values, series = _values(bench, output)
     if not values:
         raise BenchError(
             f"the bench command's output has no value for {bench.metric!r} (see {log_path})"
@@ -167,10 +169,12 @@ def run_command_bench(
     return BenchResult(samples=[], metrics=metrics)
 
 
-def _values(bench: BenchSection, output: str) -> list[float]:
-    """The metric's samples: by the regex, or from a bench_serving block in the output."""
+def _values(bench: BenchSection, output: str) -> tuple[list[float], dict[str, list[float]]]:
+    """The metric's samples: by the regex, or from a result block in the output (SGLang's
+    bench_serving, `vllm bench serve`, vLLM's benchmark_serving.py), whose other numbers (the
+    acceptance length of a speculative run) ride along."""
     if bench.metric_regex:
-        return _from_regex(bench.metric_regex, output)
+        return _from_regex(bench.metric_regex, output), {}
     block = parse_bench_serving_block(output) or {}  # its row named by bench.metric
     if bench.metric not in block:
         raise BenchError(
@@ -178,5 +182,10 @@ def _values(bench: BenchSection, output: str) -> list[float]:
             "bench.metric_key, or a bench_serving result block with "
             f"{bench.metric!r} (it printed: {', '.join(sorted(block)) or 'none'})"
         )
+    others = {
+        name: [float(value)]
+        for name, value in block.items()
+        if name != bench.metric and isinstance(value, int | float)
+    }
     value = block[bench.metric]
-    return [float(value)] if isinstance(value, int | float) else []
+    return ([float(value)] if isinstance(value, int | float) else []), others
