@@ -299,6 +299,34 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
     )
 
 
+def _env_not_copied(c: Candidate, facts: Facts) -> Relevance | None:
+    """An env var the server's own process sets, which its Ray executor does not copy to the
+    workers (vLLM 0.8 copies only the VLLM_* names it knows; its log lists them): whatever the
+    change sets there, the workers keep the cluster's value. Only where no worker's
+    environment was read (a remote cluster): a read environment is the stronger evidence."""
+    startup = (facts.server.details.get("startup") or {}) if facts.server else {}
+    copied, line = startup.get("ray_copied_env"), startup.get("ray_copied_env_line")
+    read = facts.workers is not None and any(
+        p.role == "gpu_worker" for p in facts.workers.processes
+    )
+    if copied is None or read or c.kind != "hunk" or not _only_env_lines(c):
+        return None
+    pairs = c.env_assignments()
+    if not pairs or any(name in copied for name, _ in pairs):
+        return None
+    names = ", ".join(name for name, _ in pairs)
+    return Relevance(
+        candidate=c.id,
+        on_path=False,
+        reason="env var set but never arrived",
+        evidence=[
+            f"{c.file} sets {names} in the server's own process; the server log (line {line}) "
+            f"shows its Ray executor copying only {copied} to the workers, so the workers keep "
+            "the cluster's values whatever this change sets"
+        ],
+    )
+
+
 def _package_never_loaded(c: Candidate, facts: Facts) -> Relevance | None:
     """A package change no launch could have run: no process of either reference whose set
     holds it loaded a module or a shared library of it (tools/stack/loaded.py)."""
@@ -336,6 +364,7 @@ def assess(
         lambda: _other_architecture(c, facts, bad_source),
         lambda: _other_gpu(c, facts, bad_source, root),
         lambda: _env_never_arrives(c, facts),
+        lambda: _env_not_copied(c, facts),
     ):
         verdict = check()
         if verdict is not None:

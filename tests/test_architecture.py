@@ -8,7 +8,12 @@ from pathlib import Path
 
 from tests.conftest import REPO_ROOT
 
-LAB_TARGETS = ("tools/lab/sglang-tree", "tools/lab/transformers-target", "tools/lab/tp-target")
+LAB_TARGETS = (
+    "tools/lab/sglang-tree",
+    "tools/lab/transformers-target",
+    "tools/lab/tp-target",
+    "tools/lab/vllm-tree",
+)
 
 
 def _sources() -> list[Path]:

@@ -55,6 +55,7 @@ class VllmStartup(BaseModel):
     all_reduce: list[str] = []
     custom_all_reduce_off: str | None = None  # why vLLM disabled its custom all-reduce
     ray_copied_env: list[str] | None = None  # what 0.8's Ray executor copied to its workers
+    ray_copied_env_line: int | None = None
     spawn_forced: int | None = None  # the line where vLLM forced `spawn` for its workers
     unknown_env: list[str] = []  # `Unknown vLLM environment variable detected: X`
     v0_fallback: str | None = None  # the feature that sent a V1 launch to V0
@@ -123,6 +124,7 @@ def _spawn(facts: VllmStartup, found: re.Match[str], line: VllmLine) -> None:
 def _ray_env(facts: VllmStartup, found: re.Match[str], line: VllmLine) -> None:
     if facts.ray_copied_env is None:
         facts.ray_copied_env = _listed(found.group(1))
+        facts.ray_copied_env_line = line.number
 
 
 def _all_reduce(facts: VllmStartup, found: re.Match[str], line: VllmLine) -> None:

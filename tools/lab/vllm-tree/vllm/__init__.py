@@ -1,4 +1,4 @@
-"""vLLM (lab): a small server with vLLM's layout, logs and OpenAI API, on the lab's simulated GPU."""
+"""vLLM (lab): a small server with vLLM's layout, logs and OpenAI API, on a simulated GPU."""
 
 import os
 
