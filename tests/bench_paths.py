@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.code_paths.release_cases import cases  # noqa: E402
-from tests.code_paths.sglang_source import download  # noqa: E402
+from tests.code_paths.release_source import download  # noqa: E402
 
 
 def changed_files(old: Path, new: Path) -> list[str]:

@@ -81,4 +81,4 @@ def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:
         done = run_cli("logs", "parse", str(tmp_path / name), "--json")
         assert done.returncode == 0, done.stderr
         out = json.loads(done.stdout)
-        assert set(out) == {"server_args", "decode", "prefill", "bench", "errors"}
+        assert set(out) == {"server", "server_args", "decode", "prefill", "bench", "errors"}

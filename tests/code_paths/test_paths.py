@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.code_paths.sglang_source import download, shared_folder
+from tests.code_paths.release_source import download, shared_folder
 from tests.conftest import REPO_ROOT, run_cli
 
 LOG = (

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.code_paths.release_cases import Case, cases
-from tests.code_paths.sglang_source import download, shared_folder
+from tests.code_paths.release_source import download, shared_folder
 from tests.conftest import run_cli
 
 RELEASES = sorted({c.release for c in cases()})

@@ -16,6 +16,8 @@ from tools.proc.import_trace import read_trace, traced_env, wait_for_trace
 from tools.proc.server import free_port, running_server
 from tools.proc.worker_env import WorkerEnv, after_start, worker_env
 
+WHO = "scheduler processes"  # what env_arrival counted
+
 
 def test_trace_lists_loaded_modules_and_keeps_the_targets_sitecustomize(
     seed_lab: Path, tmp_path: Path
@@ -85,13 +87,13 @@ def test_the_trace_reports_what_each_process_set_in_itself_after_start(tmp_path:
                 time.sleep(0.05)
         finally:
             os.killpg(server.pid, signal.SIGKILL)  # the worker too
-    assert env_arrival("NCCL_PROTO", "Simple", started) == (0, 1)  # /proc: the start only
-    assert env_arrival("NCCL_ALGO", "Ring", started) == (1, 1)
+    assert env_arrival("NCCL_PROTO", "Simple", started) == (0, 1, WHO)  # /proc: the start only
+    assert env_arrival("NCCL_ALGO", "Ring", started) == (1, 1, WHO)
     later = after_start(started, trace_dir)
     assert later.after_start and "changed in its own os.environ" in later.source
-    assert env_arrival("NCCL_PROTO", "Simple", later) == (1, 1)
-    assert env_arrival("NCCL_ALGO", "Ring", later) == (0, 1)  # the worker removed it
-    assert env_arrival("NCCL_DEBUG", "WARN", later) == (0, 1)  # only the main process has it
+    assert env_arrival("NCCL_PROTO", "Simple", later) == (1, 1, WHO)
+    assert env_arrival("NCCL_ALGO", "Ring", later) == (0, 1, WHO)  # the worker removed it
+    assert env_arrival("NCCL_DEBUG", "WARN", later) == (0, 1, WHO)  # only the main process has it
     assert later.values("NCCL_DEBUG")[server.pid] == "WARN"
     assert after_start(started, tmp_path) == started  # no reports: the start environment stands
 

@@ -19,6 +19,8 @@ from tools.proc.server import free_port, running_server
 from tools.proc.worker_env import WorkerEnv, worker_env
 from tools.secrets import MASK, learn_command, mask
 
+WHO = "scheduler processes"  # what env_arrival counted
+
 
 def _lab_server(lab: Path, tmp_path: Path):
     config = load_config(lab)
@@ -80,15 +82,15 @@ def test_env_evidence_only_for_variables_that_were_read(seed_lab: Path, tmp_path
     learn_command(f"--mirror {mirror}")
     saved = WorkerEnv.model_validate_json(json.dumps(mask(asked.model_dump(mode="json"))))
     for record in (asked, saved):
-        assert env_arrival("HF_ENDPOINT", mirror, record) == (8, 8)
-        assert env_arrival("SGLANG_API_KEY", "plain-words-key", record) == (8, 8)
-        assert env_arrival("SGLANG_API_KEY", "another-key", record) == (0, 8)
+        assert env_arrival("HF_ENDPOINT", mirror, record) == (8, 8, WHO)
+        assert env_arrival("SGLANG_API_KEY", "plain-words-key", record) == (8, 8, WHO)
+        assert env_arrival("SGLANG_API_KEY", "another-key", record) == (0, 8, WHO)
     assert "pw-9q8w7e" not in json.dumps(saved.model_dump(mode="json"))
     assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", usual) is None
     assert env_arrival("LD_PRELOAD", "libx.so", asked) is None
-    assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", asked) == (8, 8)
-    assert env_arrival("HF_HOME", "/h", asked) == (0, 8)  # read, and unset in every worker
-    assert env_arrival("NCCL_PROTO", "LL", usual) == (8, 8)  # the lab's sitecustomize
+    assert env_arrival("TRITON_CACHE_DIR", "/tmp/t", asked) == (8, 8, WHO)
+    assert env_arrival("HF_HOME", "/h", asked) == (0, 8, WHO)  # read, and unset in every worker
+    assert env_arrival("NCCL_PROTO", "LL", usual) == (8, 8, WHO)  # the lab's sitecustomize
 
 
 def test_secret_looking_names_are_masked_and_told_apart() -> None:

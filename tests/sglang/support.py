@@ -45,7 +45,7 @@ BENCH_KEYS = {
     "request_throughput",
     "accept_length",
 }
-TOP_KEYS = {"server_args", "decode", "prefill", "bench", "errors"}
+TOP_KEYS = {"server", "server_args", "decode", "prefill", "bench", "errors"}
 
 
 def real_log(name_prefix: str) -> Path:

@@ -57,6 +57,7 @@ def well_formed(result: LogParse) -> dict:
 
 def test_empty_input_gives_every_key() -> None:
     assert well_formed(parse_log("")) == {
+        "server": None,  # parse_log is SGLang's reader alone: tools.server_log names the server
         "server_args": None,
         "decode": [],
         "prefill": [],

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -124,6 +124,23 @@ class Closure:
     files: set[Path]  # every file the server could import
     searched: int  # the files it searched
     listed: frozenset[Path] = frozenset()  # files of `named_only` no followed code names
+    named_by: dict[Path, str] = field(default_factory=dict)  # file -> how it was first reached
+
+
+def _index(
+    base: Path, texts: dict[Path, str]
+) -> tuple[dict[Path, str], dict[str, Path], dict[str, set[Path]], dict[str, set[Path]]]:
+    """Each file's dotted name, each name's file, each package's children and descendants."""
+    dotted_of = {path: dotted_name(base, path) for path in texts}
+    file_of = {name: path for path, name in dotted_of.items()}
+    children: dict[str, set[Path]] = {}
+    descendants: dict[str, set[Path]] = {}
+    for path, name in dotted_of.items():
+        children.setdefault(name.rpartition(".")[0], set()).add(path)
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            descendants.setdefault(".".join(parts[:i]), set()).add(path)
+    return dotted_of, file_of, children, descendants
 
 
 def can_import(
@@ -139,15 +156,7 @@ def can_import(
     selection decided off (what only it names is not reached through it); a file of
     `named_only` is followed only where followed code names it, not where a package walk or a
     computed name merely lists it (a registry importing files of models not served)."""
-    dotted_of = {path: dotted_name(base, path) for path in texts}
-    file_of = {name: path for path, name in dotted_of.items()}
-    children: dict[str, set[Path]] = {}
-    descendants: dict[str, set[Path]] = {}
-    for path, name in dotted_of.items():
-        children.setdefault(name.rpartition(".")[0], set()).add(path)
-        parts = name.split(".")
-        for i in range(1, len(parts)):
-            descendants.setdefault(".".join(parts[:i]), set()).add(path)
+    dotted_of, file_of, children, descendants = _index(base, texts)
 
     def files(name: str) -> list[tuple[Path, bool]]:  # the module and the packages on its way
         parts = name.split(".")
@@ -157,14 +166,17 @@ def can_import(
     seen: set[Path] = set()
     listed: set[Path] = set()  # files of `named_only` only listed so far: not followed yet
     read: dict[Path, Mentions] = {}
+    named_by: dict[Path, str] = {}
     todo = [(p, True) for p in starts if p in texts]
     todo += [p for n in more_names for p in files(n)]
+    source: dict[Path, str] = {p: "a start" for p, _ in todo}
     while todo:
         while todo:
             path, by_name = todo.pop()
             if path in seen and not (by_name and path in listed):
                 continue
             seen.add(path)
+            named_by.setdefault(path, source.get(path, "a package walk"))
             if path in named_only and not by_name:
                 listed.add(path)
                 continue
@@ -172,8 +184,11 @@ def can_import(
             if not followed(path):
                 continue
             found = read[path] = mentions(texts[path], dotted_of[path], path.name == "__init__.py")
-            todo += [p for n in found.names for p in files(n)]
-            todo += [(p, False) for c in found.children_of for p in children.get(c, ())]
+            named = [p for n in found.names for p in files(n)]
+            listed_children = [(p, False) for c in found.children_of for p in children.get(c, ())]
+            for p, _ in named + listed_children:
+                source.setdefault(p, dotted_of[path])
+            todo += named + listed_children
         walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
         handed: dict[str, set[str]] = {name: set() for name in walkers}
         for user in read.values():  # the names its callers may hand a package walk
@@ -184,4 +199,4 @@ def can_import(
             todo += [(p, False) for n in handed[name] | found.strings for p in kin.get(n, ())]
             todo += [(p, False) for n in found.names for p in children.get(n, ())]  # `__path__`
         todo = [(p, named) for p, named in todo if p not in seen or (named and p in listed)]
-    return Closure(files=seen, searched=len(texts), listed=frozenset(listed))
+    return Closure(files=seen, searched=len(texts), listed=frozenset(listed), named_by=named_by)

@@ -7,7 +7,7 @@ module they name; strings and computed names too; a naming under a test the GPU 
 `if _is_npu:` on CUDA, set aside with its place):
 
 - **another platform's code**: its path names a platform (`hardware_backend/npu/`,
-  `npu_communicator.py`, `hpu`, `xpu`, `musa`, `mlu`) other than the server's GPU;
+  `npu_communicator.py`, `hpu`, `xpu`, `musa`, `mlu`, `tpu`, `rocm`) other than the server's GPU;
 - **another program**: the package's own tests (`sglang/test/`, any `test/` folder) and
   benchmark scripts (`bench_*.py`, `benchmarks/`).
 
@@ -32,6 +32,8 @@ _PLATFORMS = {
     "xpu": ("xpu", "Intel GPUs (XPU)"),
     "musa": ("musa", "Moore Threads GPUs (MUSA)"),
     "mlu": ("mlu", "Cambricon MLUs"),
+    "tpu": ("tpu", "Google TPUs"),
+    "rocm": ("hip", "AMD GPUs (ROCm)"),
 }
 PROGRAMS = "programs"  # the package's tests and benchmarks: one world, they import each other
 _WORD = re.compile(r"[a-z0-9]+")
@@ -95,8 +97,8 @@ def elsewhere(
         return None
     key, words = world
     platform = key != PROGRAMS
-    if platform and (gpu is None or gpu.vendor not in ("cuda", "hip")):
-        return None
+    if platform and (gpu is None or gpu.vendor not in ("cuda", "hip") or gpu.vendor == key):
+        return None  # the server's own platform's code is judged as any other
     dotted = f"{pkg.name}." + rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
     if dotted.rsplit(".", 1)[-1] in ("__init__", pkg.name):
         return None

@@ -19,11 +19,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.code_paths.cache import SummaryCache
-from tools.code_paths.closure import can_import
+from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.elsewhere import package_texts
 from tools.code_paths.evidence import PathsReport
 from tools.code_paths.imports import reach
-from tools.code_paths.layout import Layout
+from tools.code_paths.layout import Layout, Roots
 from tools.code_paths.modules import ModuleGraph
 from tools.code_paths.serving import Serving
 from tools.code_paths.verdicts import Judge
@@ -36,9 +36,16 @@ from tools.vllm.selection import (
     eagle_draft,
     line_key,
     model_registry,
+    platform_class_paths,
     speculators,
 )
 from tools.vllm.startup import VllmStartup
+from tools.vllm.unselected import (
+    AutoSelection,
+    named_elsewhere,
+    selection_texts,
+    unless_loaded,
+)
 
 NO_DRAFT_MODEL = {"ngram", "ngram_gpu", "suffix"}  # methods that load no draft model
 # (module, why it runs, when): "server" for any server log, "v1"/"v0" for that engine
@@ -65,11 +72,34 @@ def _engine(startup: VllmStartup, pkg: Path) -> str:
     return "v1"
 
 
-def _roots_for(startup: VllmStartup, method: str | None):  # noqa: ANN202 - a Roots function
+_PLATFORMS = {"cuda": "platforms/cuda.py", "hip": "platforms/rocm.py"}
+_ENGINE_CLIENT = "v1/engine/async_llm.py"
+
+
+def _platform(gpu: GpuInfo | None) -> str | None:
+    return _PLATFORMS.get(gpu.vendor or "") if gpu is not None else None
+
+
+def _platform_roots(pkg: Path, gpu: GpuInfo | None) -> dict[Path, str]:
+    """The platform vLLM resolves on the server's GPU, and the device communicator it names."""
+    platform = _platform(gpu)
+    if platform is None or not (pkg / platform).is_file() or gpu is None:
+        return {}
+    found = {pkg / platform: f"the platform vLLM resolves on {gpu.describe()} ({gpu.source})"}
+    for module in platform_class_paths(pkg, platform, "get_device_communicator_cls"):
+        found[pkg / module] = f"the device communicator {platform} names"
+    return found
+
+
+def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) -> Roots:
     def roots(pkg: Path, log_text: str, serving: bool) -> dict[Path, str]:
         found: dict[Path, str] = {}
         if not serving:
             return found
+        found |= _platform_roots(pkg, gpu)
+        api = "vLLM API server version" in log_text or "APIServer" in startup.processes
+        if api and _engine(startup, pkg) == "v1" and (pkg / _ENGINE_CLIENT).is_file():
+            found[pkg / _ENGINE_CLIENT] = "the V1 engine's client, which the API server runs"
         engine = _engine(startup, pkg)
         # Model Runner V2: the only GPU runner once the V1 runner's file is gone (0.34)
         v2 = startup.model_runner == "V2" or not (pkg / "v1/worker/gpu_model_runner.py").is_file()
@@ -150,11 +180,11 @@ def read_servings(
     return servings
 
 
-def vllm_layout(startup: VllmStartup) -> Layout:
+def vllm_layout(startup: VllmStartup, gpu: GpuInfo | None) -> Layout:
     spec = speculative(startup)
     return Layout(
         server="vLLM",
-        process_roots=_roots_for(startup, (spec.method or "").lower() if spec else None),
+        process_roots=_roots_for(startup, (spec.method or "").lower() if spec else None, gpu),
         model_dirs=("model_executor/models", "models"),
         entry_points=("entrypoints/cli/main.py", "entrypoints/openai/api_server.py"),
         model_glob="**/*.py",
@@ -190,14 +220,16 @@ def classify_vllm(
         gpu=gpu,
         served=served,
         log_text=log_text,
-        layout=vllm_layout(startup),
+        layout=vllm_layout(startup, gpu),
     )
-    roots = judge.roots()
+    auto = AutoSelection.read(pkg, startup, registrations, _platform(gpu))
+    roots = {**auto.roots, **judge.roots()}
     backend_files = {pkg / m for r in registrations for m in r.modules}
     judge.found = reach(graph, roots, gpu, skip=lambda importer, target: False)
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
+    named: Closure | None = None  # computed for a server's log only
     if servings:
-        judge.other_models = judge.other_model_files()
+        judge.other_models = judge.other_model_files() | _other_model_packages(pkg, judge)
         starts = [*judge.found.via, *(pkg / e for e in judge.layout.entry_points)]
         values = [v for v in (startup.args or {}).values() if isinstance(v, str)]
         judge.closure = can_import(
@@ -209,9 +241,33 @@ def classify_vllm(
             named_only=judge.other_models,
         )
         judge.other_models &= judge.closure.listed
-    verdicts = [judge.verdict(given, _relative(given, pkg)) for given in files]
+        served_files = {file for file in served.values() if file}
+        texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
+        named = named_elsewhere(pkg, starts, texts, judge.stops, judge.other_models)
+    verdicts = [
+        unless_loaded(judge.verdict(given, rel), rel, auto, named, pkg, backend_files)
+        for given in files
+        if (rel := _relative(given, pkg)) or True
+    ]
     cache.save()
     return PathsReport(files=verdicts, gpu=gpu, servings=servings)
+
+
+def _other_model_packages(pkg: Path, judge: Judge) -> set[Path]:
+    """The registry's model files and 0.34's model packages (`vllm/models/<name>/`) that no
+    import chain enters: they run only for their own models (the registry imports a model's
+    module when it is served; a package's `__init__` picks its platform's code)."""
+    if not judge.served_known:
+        return set()
+    reached = judge.found.via.keys() | judge.found.roots.keys()
+    found: set[Path] = set()
+    for init in sorted((pkg / "models").glob("*/__init__.py")):
+        if init not in reached:
+            found |= set(init.parent.rglob("*.py"))
+    # the registry's other models: it names each by its module, and imports only the served
+    served = {pkg / file for file in judge.served.values() if file}
+    found |= {pkg / file for file, _ in model_registry(pkg).values()} - served - reached
+    return found
 
 
 def _relative(path: str, pkg: Path) -> str:

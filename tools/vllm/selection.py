@@ -153,10 +153,13 @@ def _printed_backends(pkg: Path) -> list[Registration]:
     found = []
     for rel in PLATFORM_FILES:
         tree = _parse(pkg / rel)
-        for node in ast.walk(tree) if tree else []:
-            body = getattr(node, "body", None)
-            if not isinstance(body, list):
-                continue
+        blocks = [
+            block
+            for node in (ast.walk(tree) if tree else [])
+            for block in (getattr(node, "body", None), getattr(node, "orelse", None))
+            if isinstance(block, list)
+        ]
+        for body in blocks:
             for said_stmt, return_stmt in zip(body, body[1:], strict=False):
                 said, path = _said(said_stmt), _returned(return_stmt)
                 module = class_module(pkg, path) if said and path else None
@@ -179,6 +182,72 @@ def backend_registrations(pkg: Path) -> tuple[list[Registration], str]:
     registry's names) or "line" (the line the platform prints)."""
     enum = _enum_backends(pkg)
     return (enum, "enum") if enum else (_printed_backends(pkg), "line")
+
+
+def platform_class_paths(pkg: Path, platform: str, method: str) -> list[str]:
+    """The class paths a platform's method returns (`get_device_communicator_cls`), as
+    package-relative module files."""
+    tree = _parse(pkg / platform)
+    found = []
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.FunctionDef) and node.name == method:
+            for stmt in ast.walk(node):
+                path = _returned(stmt) if isinstance(stmt, ast.Return) else None
+                module = class_module(pkg, path) if path else None
+                if module:
+                    found.append(module)
+    return found
+
+
+def validated_backends(pkg: Path, platform: str, mla: bool) -> set[str]:
+    """0.10+'s automatic selection imports every backend of the platform's priority list to
+    validate it (`_get_backend_priorities`): the enum names it can list for an MLA model or
+    for any other (its `if use_mla:` branch and the rest)."""
+    tree = _parse(pkg / platform)
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.FunctionDef) and node.name == "_get_backend_priorities":
+            branch = next(
+                (
+                    b
+                    for b in node.body
+                    if isinstance(b, ast.If)
+                    and isinstance(b.test, ast.Name)
+                    and b.test.id == "use_mla"
+                ),
+                None,
+            )
+            scope: list[ast.AST] = (
+                [node] if branch is None else list(branch.body if mla else branch.orelse)
+            )
+            if branch is not None and not mla:  # what follows the `if use_mla:` block too
+                scope += [b for b in node.body if b is not branch]
+            return {
+                n.attr
+                for part in scope
+                for n in ast.walk(part)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == "AttentionBackendEnum"
+            }
+    return set()
+
+
+PLATFORM_PLUGINS = "platforms/__init__.py"
+
+
+def platform_classes(pkg: Path) -> dict[str, str]:
+    """The platforms' class paths the plugins of platforms/__init__.py return, by module:
+    vLLM resolves one of them, the platform it detects."""
+    tree = _parse(pkg / PLATFORM_PLUGINS)
+    found: dict[str, str] = {}
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if text.startswith(f"{pkg.name}.platforms.") and text.endswith("Platform"):
+                module = class_module(pkg, text)
+                if module:
+                    found[module] = text
+    return found
 
 
 def eagle_draft(pkg: Path, method: str) -> str | None:

@@ -1,6 +1,7 @@
-"""A real SGLang release's source, downloaded at test time (`pip download sglang==X --no-deps`,
-never committed): its Python files, unpacked from the wheel. One download per release and test
-run, shared by the suite's workers (a lock per release in the run's common folder)."""
+"""A real SGLang or vLLM release's source, downloaded at test time (`pip download sglang==X
+--no-deps`, never committed): its Python files, unpacked from the wheel. One download per
+release and test run, shared by the suite's workers (a lock per release in the run's common
+folder)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import zipfile
 from pathlib import Path
 
 
-def download(version: str, folder: Path) -> Path:
-    """The Python files of SGLang `version`, unpacked under `folder`/source."""
+def download(version: str, folder: Path, package: str = "sglang") -> Path:
+    """The Python files of `package` (SGLang, or vLLM: its wheel holds compiled kernels too,
+    which are left in the wheel) `version`, unpacked under `folder`/source."""
     source = folder / "source"
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / ".lock").open("a") as lock:
@@ -21,16 +23,18 @@ def download(version: str, folder: Path) -> Path:
             return source
         wheels = folder / "wheel"
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", f"sglang=={version}", "--no-deps", "-q"]
+            [sys.executable, "-m", "pip", "download", f"{package}=={version}", "--no-deps", "-q"]
             + ["-d", str(wheels)],
             check=True,
             timeout=600,
         )
-        wheel = next(wheels.glob(f"sglang-{version}-*.whl"))
+        wheel = next(wheels.glob(f"{package}-{version}-*.whl"))
         with zipfile.ZipFile(wheel) as z:
             z.extractall(
-                source, [n for n in z.namelist() if n.startswith("sglang/") and n.endswith(".py")]
+                source,
+                [n for n in z.namelist() if n.startswith(f"{package}/") and n.endswith(".py")],
             )
+        wheel.unlink()  # vLLM's is hundreds of MB
         (source / ".complete").write_text("")
     return source
 

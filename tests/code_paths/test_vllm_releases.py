@@ -1,0 +1,66 @@
+"""`debug-agent paths` on two real vLLM releases (0.8.5 and 0.34.0, downloaded at test time),
+four server configurations each (tests/code_paths/vllm_cases.toml): FlashAttention on Hopper,
+FlashInfer on Blackwell, an MLA model, an EAGLE3 draft; logs in each release's own format. For
+each release: no file the server runs is called off-path, at least 95 % of the decided files are
+right, at least 85 % are decided."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.code_paths.release_source import download, shared_folder
+from tests.code_paths.vllm_cases import GPU_SM, VllmCase, vllm_cases
+from tests.conftest import run_cli
+
+RELEASES = sorted({c.release for c in vllm_cases()})
+
+
+@cache
+def _source(version: str, basetemp: Path) -> Path:
+    return download(version, shared_folder(basetemp) / f"vllm-{version}", package="vllm")
+
+
+def _judge(case: VllmCase, source: Path, folder: Path) -> dict[str, dict]:
+    log = folder / f"{case.name}.log"
+    log.write_text(case.log())
+    arch = ["--arch", case.architectures[0]] if case.release == "0.8.5" else []
+    done = run_cli(
+        "paths",
+        "--log",
+        str(log),
+        "--repo",
+        str(source),
+        "--gpu",
+        GPU_SM[case.gpu],
+        *arch,
+        "--json",
+        *case.truth,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return {f["path"]: f for f in json.loads(done.stdout)["files"]}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_no_file_the_vllm_server_runs_is_called_off_path(
+    release: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    source = _source(release, tmp_path_factory.getbasetemp())
+    files = decided = right = 0
+    wrong = []
+    for case in (c for c in vllm_cases() if c.release == release):
+        found = _judge(case, source, tmp_path_factory.mktemp(case.name))
+        for path, truth in case.truth.items():
+            status = found[path]["status"]
+            assert not (truth == "on" and status == "off"), (case.name, found[path])
+            files += 1
+            decided += status != "unknown"
+            right += status == truth
+            if status not in (truth, "unknown"):
+                wrong.append((case.name, path, status))
+    assert right >= 0.95 * decided, (release, right, decided, wrong)
+    assert decided >= 0.85 * files, (release, decided, files)
