@@ -37,6 +37,7 @@ from tools.vllm.selection import (
     line_key,
     model_registry,
     platform_class_paths,
+    platform_classes,
     speculators,
 )
 from tools.vllm.startup import VllmStartup
@@ -243,7 +244,10 @@ def classify_vllm(
         judge.other_models &= judge.closure.listed
         served_files = {file for file in served.values() if file}
         texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
-        named = named_elsewhere(pkg, starts, texts, judge.stops, judge.other_models)
+        # other platforms' modules, as unselected backends, are not followed: what only they
+        # name (their workers, their runners) runs only on their platform
+        others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}
+        named = named_elsewhere(pkg, starts, texts, judge.stops, others, judge.other_models)
     verdicts = [
         unless_loaded(judge.verdict(given, rel), rel, auto, named, pkg, backend_files)
         for given in files

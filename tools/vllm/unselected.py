@@ -117,12 +117,28 @@ def named_elsewhere(
     starts: list[Path],
     texts: dict[Path, str],
     stops: set[Path],
+    other_platforms: set[Path],
     other_models: set[Path],
 ) -> Closure:
     """Every file that code the server can run names (imports at any level, strings), where
-    a selection's class paths do not count (selection_texts); other models' code counts only
-    where followed code names it."""
-    return can_import(pkg.parent, texts, starts, lambda p: p not in stops, named_only=other_models)
+    a selection's class paths do not count (selection_texts). Unselected backends (`stops`)
+    and other platforms' modules are not followed: what only they name runs only where they
+    are chosen; but an unselected backend that followed code still names (a helper imported
+    from it: 0.8's platform asks the V0 FlashMLA module whether FlashMLA is supported) is
+    followed after all. Other models' code counts only where followed code names it."""
+    while True:
+        unfollowed = frozenset(stops | other_platforms)
+        closure = can_import(
+            pkg.parent,
+            texts,
+            starts,
+            lambda p, unfollowed=unfollowed: p not in unfollowed,
+            named_only=other_models,
+        )
+        named_stops = stops & closure.files
+        if not named_stops:
+            return closure
+        stops = stops - named_stops
 
 
 def unless_loaded(
