@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tools.code_paths.branches import Registration
 from tools.code_paths.cache import SummaryCache
 from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.elsewhere import package_texts
@@ -228,33 +229,40 @@ def classify_vllm(
     backend_files = {pkg / m for r in registrations for m in r.modules}
     judge.found = reach(graph, roots, gpu, skip=lambda importer, target: False)
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
-    named: Closure | None = None  # computed for a server's log only
-    if servings:
-        judge.other_models = judge.other_model_files() | _other_model_packages(pkg, judge)
-        starts = [*judge.found.via, *(pkg / e for e in judge.layout.entry_points)]
-        values = [v for v in (startup.args or {}).values() if isinstance(v, str)]
-        judge.closure = can_import(
-            pkg.parent,
-            package_texts(pkg),
-            starts,
-            lambda p: p not in judge.stops,
-            values,
-            named_only=judge.other_models,
-        )
-        judge.other_models &= judge.closure.listed
-        served_files = {file for file in served.values() if file}
-        texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
-        # other platforms' modules, as unselected backends, are not followed: what only they
-        # name (their workers, their runners) runs only on their platform
-        others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}
-        named = named_elsewhere(pkg, starts, texts, judge.stops, others, judge.other_models)
+    named = _closures(judge, startup, registrations, gpu) if servings else None
+    relative = [(given, _relative(given, pkg)) for given in files]
     verdicts = [
         unless_loaded(judge.verdict(given, rel), rel, auto, named, pkg, backend_files)
-        for given in files
-        if (rel := _relative(given, pkg)) or True
+        for given, rel in relative
     ]
     cache.save()
     return PathsReport(files=verdicts, gpu=gpu, servings=servings)
+
+
+def _closures(
+    judge: Judge, startup: VllmStartup, registrations: list[Registration], gpu: GpuInfo | None
+) -> Closure:
+    """The judge's closure (every file the server could import), and the one the vLLM rules
+    read: where the selections' class paths do not name anything (tools/vllm/unselected.py)."""
+    pkg = judge.pkg
+    judge.other_models = judge.other_model_files() | _other_model_packages(pkg, judge)
+    starts = [*judge.found.via, *(pkg / e for e in judge.layout.entry_points)]
+    values = [v for v in (startup.args or {}).values() if isinstance(v, str)]
+    judge.closure = can_import(
+        pkg.parent,
+        package_texts(pkg),
+        starts,
+        lambda p: p not in judge.stops,
+        values,
+        named_only=judge.other_models,
+    )
+    judge.other_models &= judge.closure.listed
+    served_files = {file for file in judge.served.values() if file}
+    texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
+    # other platforms' modules, as unselected backends, are not followed: what only they
+    # name (their workers, their runners) runs only on their platform
+    others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}
+    return named_elsewhere(pkg, starts, texts, judge.stops, others, judge.other_models)
 
 
 def _other_model_packages(pkg: Path, judge: Judge) -> set[Path]:

@@ -128,13 +128,11 @@ def named_elsewhere(
     followed after all. Other models' code counts only where followed code names it."""
     while True:
         unfollowed = frozenset(stops | other_platforms)
-        closure = can_import(
-            pkg.parent,
-            texts,
-            starts,
-            lambda p, unfollowed=unfollowed: p not in unfollowed,
-            named_only=other_models,
-        )
+
+        def followed(path: Path, unfollowed: frozenset[Path] = unfollowed) -> bool:
+            return path not in unfollowed
+
+        closure = can_import(pkg.parent, texts, starts, followed, named_only=other_models)
         named_stops = stops & closure.files
         if not named_stops:
             return closure
