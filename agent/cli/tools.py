@@ -262,13 +262,15 @@ def paths(
     as_json: JsonOpt = False,
 ) -> None:
     """Which files the server runs: on-path, off-path or unknown, with the evidence."""
+    named = server_name(server)
     if repo is None or not files:
         target = load_target(Path("debug-agent.toml"))
         repo = repo or target.source_dir()
         files = files or sorted({c.file for c in target.cands.candidates if c.file})
+        named = named or _launched_server(target.config)
     text = _log_text(log)
     device = _device(gpu, text, log)
-    report = _classify(files, repo, arch, device, text, server_name(server))
+    report = _classify(files, repo, arch, device, text, named)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
@@ -311,6 +313,20 @@ def _classify(
     line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
     server_args = parse_log(text).server_args if text else None
     return classify(files, package_root(repo), server_args, line, arch, device, text)
+
+
+def _launched_server(config: TargetConfig) -> Server | None:
+    """The server the config's launch command starts (`vllm serve`, `sglang.launch_server`)."""
+    import shlex
+
+    from tools.server_facts import server_of_command
+
+    if config.launch is None:
+        return None
+    try:
+        return server_of_command(shlex.split(config.launch.command))
+    except ValueError:
+        return None
 
 
 def _log_text(log: Path | None) -> str:
