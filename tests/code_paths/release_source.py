@@ -9,6 +9,7 @@ import fcntl
 import subprocess
 import sys
 import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -42,3 +43,24 @@ def download(version: str, folder: Path, package: str = "sglang") -> Path:
 def shared_folder(basetemp: Path) -> Path:
     """The folder every worker of this test run sees (xdist gives each its own basetemp)."""
     return basetemp.parent if basetemp.name.startswith("popen-gw") else basetemp
+
+
+@dataclass
+class Score:
+    """How `paths` did on a release's configurations against their truth."""
+
+    files: int = 0
+    decided: int = 0
+    right: int = 0
+    wrong: list[tuple[str, str, str]] = field(default_factory=list)  # case, file, status
+
+    def add(self, case: str, truth: dict[str, str], found: dict[str, dict]) -> None:
+        """One configuration's verdicts; a file the server runs called off fails at once."""
+        for path, expected in truth.items():
+            status = found[path]["status"]
+            assert not (expected == "on" and status == "off"), (case, found[path])
+            self.files += 1
+            self.decided += status != "unknown"
+            self.right += status == expected
+            if status not in (expected, "unknown"):
+                self.wrong.append((case, path, status))
