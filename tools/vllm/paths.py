@@ -31,6 +31,7 @@ from tools.code_paths.verdicts import Judge
 from tools.gpu.info import GpuInfo
 from tools.server_facts import Speculative
 from tools.vllm.log import speculative
+from tools.vllm.platform_branches import other_platform_blanked
 from tools.vllm.selection import (
     EAGLE_PROPOSER,
     backend_registrations,
@@ -259,6 +260,7 @@ def _closures(
     judge.other_models &= judge.closure.listed
     served_files = {file for file in judge.served.values() if file}
     texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
+    texts = other_platform_blanked(texts, judge.graph, gpu)
     # other platforms' modules, as unselected backends, are not followed: what only they
     # name (their workers, their runners) runs only on their platform
     others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}
