@@ -24,7 +24,11 @@ Definition = Literal["accepted per draft", "accepted per draft + 1 (bonus token)
 WITHOUT_BONUS: Definition = "accepted per draft"
 WITH_BONUS: Definition = "accepted per draft + 1 (bonus token)"
 
-_PAIR = re.compile(r"([A-Z][A-Za-z ]{2,40}?): (-?\d[\d,]*(?:\.\d+)?)(%| tokens/s| tokens| reqs)?")
+# a value counts only where its unit or the comma after it was printed: a number at the end
+# of a line cut short may have lost digits
+_PAIR = re.compile(
+    r"([A-Z][A-Za-z ]{2,40}?): (-?\d[\d,]*(?:\.\d+)?)(?:(%| tokens/s| tokens| reqs)|(?=,))"
+)
 _STATS_NAMES = {
     "Avg prompt throughput": "prompt_throughput",
     "Avg generation throughput": "gen_throughput",

@@ -58,4 +58,3 @@ def other_platform_blanked(
         if changed:
             out[path] = "\n".join(lines)
     return out
-
