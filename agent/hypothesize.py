@@ -17,7 +17,7 @@ import git
 from agent.priors import prior
 from agent.profile.controls import control_priors
 from agent.profile.ties import Tie, profile_priors
-from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival
+from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival, ray_copy_note
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
@@ -257,6 +257,8 @@ def _arrival(state: InvestigationState, c: Candidate) -> list[str]:
                 f"{c.id} sets {name}={value}: the workers' environment was not read for "
                 f"{name}, so whether it arrived is unknown"
             )
+            note = ray_copy_note(name or "", state.facts)
+            text += f"; {note}" if note else ""
         else:
             got, total, who = arrival
             text = (

@@ -299,31 +299,18 @@ def _env_never_arrives(c: Candidate, facts: Facts) -> Relevance | None:
     )
 
 
-def _env_not_copied(c: Candidate, facts: Facts) -> Relevance | None:
-    """An env var the server's own process sets, which its Ray executor does not copy to the
-    workers (vLLM 0.8 copies only the VLLM_* names it knows; its log lists them): whatever the
-    change sets there, the workers keep the cluster's value. Only where no worker's
-    environment was read (a remote cluster): a read environment is the stronger evidence."""
+def ray_copy_note(name: str, facts: Facts) -> str | None:
+    """What the server's log says of a variable's way to Ray workers (vLLM 0.8's executor
+    copies only the VLLM_* names it knows, and says which): a note for the evidence, never a
+    drop by itself: workers started from a cluster launched with that environment, or code
+    that sets it inside a worker, still get it."""
     startup = (facts.server.details.get("startup") or {}) if facts.server else {}
     copied, line = startup.get("ray_copied_env"), startup.get("ray_copied_env_line")
-    read = facts.workers is not None and any(
-        p.role == "gpu_worker" for p in facts.workers.processes
-    )
-    if copied is None or read or c.kind != "hunk" or not _only_env_lines(c):
+    if copied is None or name in copied:
         return None
-    pairs = c.env_assignments()
-    if not pairs or any(name in copied for name, _ in pairs):
-        return None
-    names = ", ".join(name for name, _ in pairs)
-    return Relevance(
-        candidate=c.id,
-        on_path=False,
-        reason="env var set but never arrived",
-        evidence=[
-            f"{c.file} sets {names} in the server's own process; the server log (line {line}) "
-            f"shows its Ray executor copying only {copied} to the workers, so the workers keep "
-            "the cluster's values whatever this change sets"
-        ],
+    return (
+        f"the server log (line {line}) shows its Ray executor copying only {copied} to the "
+        f"workers: a {name} the server's own process sets does not reach them that way"
     )
 
 
@@ -364,7 +351,6 @@ def assess(
         lambda: _other_architecture(c, facts, bad_source),
         lambda: _other_gpu(c, facts, bad_source, root),
         lambda: _env_never_arrives(c, facts),
-        lambda: _env_not_copied(c, facts),
     ):
         verdict = check()
         if verdict is not None:

@@ -21,6 +21,7 @@ _VLLM = re.compile(
     r"vLLM API server version|vLLM server version|LLM engine \(v\d|\bnon-default args: \{"
     r"|\bargs: Namespace\(|\((?:VllmWorker rank=\d+|APIServer|EngineCore(?:_DP)?\d*|Worker_\w+)"
     r" pid=\d+|Resolved architecture: |\bvllm\.entrypoints|\[vllm\]|vllm serve "
+    r"|Engine \d{3}: Avg prompt throughput|SpecDecoding metrics: "
 )
 _SGLANG = re.compile(
     r"\bserver_args=|Load weight end\.|\b(?:Decode|Prefill) batch\b|sglang\.launch_server"
@@ -33,6 +34,18 @@ class Speculative(BaseModel):
     method: str | None = None  # EAGLE3, eagle3, mtp, ngram...
     draft_model: str | None = None
     num_tokens: int | None = None
+
+    @classmethod
+    def of(cls, method: object, draft_model: object, num_tokens: object) -> Speculative:
+        """From values a log printed, whatever their type: what is not a name or a count
+        is unknown."""
+        return cls(
+            method=method if isinstance(method, str) else None,
+            draft_model=draft_model if isinstance(draft_model, str) else None,
+            num_tokens=num_tokens
+            if isinstance(num_tokens, int) and not isinstance(num_tokens, bool)
+            else None,
+        )
 
 
 class ServerFacts(BaseModel):

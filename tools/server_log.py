@@ -16,27 +16,30 @@ from tools.sglang.log import LogParse, parse_log, parse_log_file
 from tools.vllm.log import parse_vllm_log, parse_vllm_log_file
 
 
+def args_line(text: str) -> int | None:
+    """The line of SGLang's `server_args=` dump."""
+    return next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
+
+
 def sglang_facts(parse: LogParse, text: str) -> ServerFacts:
     """SGLang's facts in the shared shape: its server_args dump and `Load weight end` lines."""
     args = parse.server_args or {}
     algorithm = args.get("speculative_algorithm")
     backends = [str(args[k]) for k in (*TARGET_KEYS, DRAFT_KEY) if args.get(k)]
-    args_line = next(
-        (n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None
-    )
+    version = args.get("version")
     return ServerFacts(
         server="sglang",
-        version=args.get("version") if isinstance(args.get("version"), str) else None,
+        version=version if isinstance(version, str) else None,
         args=parse.server_args,
-        args_line=args_line,
+        args_line=args_line(text),
         architectures=loaded_architectures(text),
         attention=list(dict.fromkeys(backends)),
-        speculative=Speculative(
-            method=str(algorithm),
-            draft_model=args.get("speculative_draft_model_path"),
-            num_tokens=args.get("speculative_num_draft_tokens"),
+        speculative=Speculative.of(
+            algorithm,
+            args.get("speculative_draft_model_path"),
+            args.get("speculative_num_draft_tokens"),
         )
-        if algorithm and str(algorithm).upper() != "NONE"
+        if isinstance(algorithm, str) and algorithm.upper() != "NONE"
         else None,
     )
 

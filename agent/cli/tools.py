@@ -308,11 +308,11 @@ def _classify(
         startup = VllmStartup.model_validate(facts.details.get("startup", {}) if facts else {})
         return classify_vllm(files, vllm_package(repo), startup, arch, device, text)
     from tools.code_paths.evidence import classify, package_root
+    from tools.server_log import args_line
     from tools.sglang.log import parse_log
 
-    line = next((n for n, row in enumerate(text.splitlines(), 1) if "server_args=" in row), None)
     server_args = parse_log(text).server_args if text else None
-    return classify(files, package_root(repo), server_args, line, arch, device, text)
+    return classify(files, package_root(repo), server_args, args_line(text), arch, device, text)
 
 
 def _launched_server(config: TargetConfig) -> Server | None:

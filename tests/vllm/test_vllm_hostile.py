@@ -40,6 +40,8 @@ def test_prefixes_of_real_logs_never_raise(fixture: Path) -> None:
         "SpecDecoding metrics: Mean acceptance length: 1e309, Accepted: 9999999999999999 tokens",
         "Using " + "X" * 100000 + " attention backend out of potential backends: [" + "'A'," * 9999,
         "GPU KV cache size: " + "9," * 50000 + " tokens",
+        "x" * 80000 + " is not supported by the V1 Engine. Falling back to V0",
+        "Using Flash Attention backend " * 6000 + "by default x" * 2000,
     ],
 )
 def test_pathological_lines_never_raise(line: str) -> None:
@@ -62,3 +64,19 @@ def test_a_number_at_the_end_of_a_cut_line_is_unknown() -> None:
     assert parsed.server is not None
     (record,) = parsed.server.details["spec_decode"]
     assert record["acceptance_rate"] == 60.0 and record["mean_acceptance_length"] is None
+
+
+def test_the_last_line_of_a_cut_log_gives_no_values() -> None:
+    head = "INFO 01-01 00:00:00 [api_server.py:1] "
+    cut = parse_vllm_log(head + "vLLM API server version 0.8")
+    assert cut.server is not None and cut.server.version is None
+    whole = parse_vllm_log(head + "vLLM API server version 0.8.5\n")
+    assert whole.server is not None and whole.server.version == "0.8.5"
+    arch = parse_vllm_log(head + "Resolved architecture: Qwen3For")
+    assert arch.server is not None and arch.server.architectures == []
+    engine = parse_vllm_log(
+        head
+        + "Initializing a V0 LLM engine (v0.8.5) with config: model='m', use_cached_outputs=Tru"
+    )
+    assert engine.server is not None
+    assert engine.server.details["startup"]["config"] == {"model": "m", "use_cached_outputs": None}

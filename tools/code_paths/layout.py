@@ -28,6 +28,7 @@ class Layout:
     entry_points: tuple[str, ...] = ()  # how a server is started
     model_config: str = ""  # where the release says which architectures are MLA
     model_glob: str = "*.py"  # "**/*.py": model folders hold packages of their own
+    args_name: str = "server_args"  # what its log calls the arguments it prints
 
     def is_model_file(self, rel: str) -> bool:
         if self.model_glob == "*.py":

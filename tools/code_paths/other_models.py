@@ -48,8 +48,8 @@ def other_models(
     }
     others = {dotted_name(pkg.parent, path) for path in models}
     processors = set()
+    prefix = f"{pkg.name}.{model_dirs[0].replace('/', '.')}."
     for folder in processor_dirs:
-        prefix = f"{pkg.name}.{model_dirs[0].replace('/', '.')}."
         for path in sorted((pkg / folder).glob("*.py")):
             if path in reached or path not in texts:
                 continue

@@ -155,7 +155,7 @@ class Judge:
                 holds, why = self.holds(r, condition)
                 evidence += why
                 status = "unknown" if holds is None else ("on" if holds else status)
-        where = f" (server_args at log line {self.args_line})" if self.args_line else ""
+        where = f" ({self.layout.args_name} at log line {self.args_line})" if self.args_line else ""
         resolved = "; ".join(
             f"the {s.role} ({s.architecture or 'architecture unknown'}) builds "
             f"{', '.join(s.backends) or 'no known backend'}"

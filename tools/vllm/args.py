@@ -53,14 +53,15 @@ def non_default_args(message: str) -> dict[str, Any] | None:
     return _read(message[found.end() :], "}", call=False) if found else None
 
 
-def engine_config(body: str) -> dict[str, Any]:
+def engine_config(body: str, cut: bool = False) -> dict[str, Any]:
     """VllmConfig's text: `k=v, k=v`. The last item counts only where it is one that ends the
-    text and it closed (a body cut inside it keeps the key with a null value)."""
+    text and it closed, on a line that was not cut (a body cut inside it keeps the key with a
+    null value)."""
     scanner = ReprScanner(")")
     scanner.feed(body)
     tail = scanner.tail.strip()
     key = tail.split("=", 1)[0].strip()
-    if key in _LAST_ITEMS and not scanner.stack and not scanner.quote:
+    if key in _LAST_ITEMS and not scanner.stack and not scanner.quote and not cut:
         scanner.feed(")")  # VllmConfig's text ended here: read the last item as a whole one
     config: dict[str, Any] = {}
     for item in scanner.items[:4096]:
@@ -98,5 +99,8 @@ def speculative_config(value: Any) -> dict[str, Any] | None:
     if found:
         return _read(found.group("inner") + ")", ")", call=True)
     if value.lstrip().startswith("{"):
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(value)  # `--speculative-config` is JSON: null, true
+            return parsed if isinstance(parsed, dict) else None
         return _read(value.lstrip()[1:], "}", call=False)
     return None

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 Kind = Literal["decoder", "mla_prefill", "vision"]
+MAX_CHARS = 4096  # a selection line is short: a longer one is something else, read no further
 
 # 0.8's spoken names -> the `_Backend` / AttentionBackendEnum name the registry uses
 SPOKEN = {
@@ -83,7 +84,9 @@ def _names(listed: str) -> list[str]:
 
 def attention_line(number: int, process: str, message: str) -> AttentionLine | None:
     """The backend a line says was chosen, or None when it says none."""
-    if "backend" not in message.lower() and "Overriding with" not in message:
+    if len(message) > MAX_CHARS or (
+        "backend" not in message.lower() and "Overriding with" not in message
+    ):
         return None
     found = _MLA_PREFILL.search(message)
     if found:

@@ -14,7 +14,7 @@ from tools.bench.output import BenchFinder
 from tools.server_facts import ServerFacts, Speculative
 from tools.sglang.log import BenchSummary, DecodeRecord, ErrorRecord, LogParse
 from tools.sglang.log_errors import ErrorScanner, is_exception_line
-from tools.sglang.log_lines import file_lines, read_lines, text_lines
+from tools.sglang.log_lines import LogLine, file_lines, read_lines, text_lines
 from tools.vllm.args import speculative_config
 from tools.vllm.log_lines import VllmLine, vllm_line
 from tools.vllm.metrics import SpecDecodeRecord, spec_decode_record, stats_fields
@@ -33,11 +33,7 @@ def speculative(startup: VllmStartup) -> Speculative | None:
     tokens = config.get("num_spec_tokens", config.get("num_speculative_tokens"))
     draft = config.get("model", config.get("draft_model"))  # V0 says draft_model='[ngram]'
     method = config.get("method") or ("ngram" if draft == "[ngram]" else None)
-    return Speculative(
-        method=method,
-        draft_model=draft if draft != "[ngram]" else None,
-        num_tokens=tokens if isinstance(tokens, int) else None,
-    )
+    return Speculative.of(method, draft if draft != "[ngram]" else None, tokens)
 
 
 class _Reader:
@@ -50,17 +46,27 @@ class _Reader:
         self.tracing: set[str] = set()  # processes inside a traceback
 
     def feed_all(self, raw_lines: Iterable[str]) -> None:
+        # a line is read once the next one began: the last line of an input that does not end
+        # with a newline may have been cut, and what ends it is not read as a value
+        pending: LogLine | None = None
         for line in read_lines(raw_lines):
-            parts = vllm_line(line)
-            # one part's bug must not cost the others their result
-            with contextlib.suppress(Exception):
-                self.startup.feed(parts)
-            with contextlib.suppress(Exception):
-                self._metrics(parts)
-            with contextlib.suppress(Exception):
-                self._errors(line.index, parts, line.body)
-            with contextlib.suppress(Exception):
-                self.bench.feed(line.body, line.raw)
+            if pending is not None:
+                self.feed(pending, cut=False)
+            pending = line
+        if pending is not None:
+            self.feed(pending, cut=bool(pending.raw))
+
+    def feed(self, line: LogLine, cut: bool) -> None:
+        parts = vllm_line(line)
+        # one part's bug must not cost the others their result
+        with contextlib.suppress(Exception):
+            self.startup.feed(parts, cut)
+        with contextlib.suppress(Exception):
+            self._metrics(parts)
+        with contextlib.suppress(Exception):
+            self._errors(line.index, parts, line.body)
+        with contextlib.suppress(Exception):
+            self.bench.feed(line.body, line.raw)
 
     def _errors(self, index: int, line: VllmLine, body: str) -> None:
         """vLLM prefixes every line of a traceback with its level and place: the scanner gets
@@ -127,7 +133,10 @@ def _parse(raw_lines: Iterable[str]) -> LogParse:
         raise
     except Exception:  # a line too big to hold, say: what came before it is the result
         pass
-    return reader.finish()
+    try:
+        return reader.finish()
+    except Exception:  # the contract is a result for any input
+        return LogParse(server=ServerFacts(server="vllm"))
 
 
 def parse_vllm_log(text: str) -> LogParse:

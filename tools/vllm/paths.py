@@ -37,6 +37,7 @@ from tools.vllm.selection import (
     backend_registrations,
     eagle_draft,
     line_key,
+    mla_prefill_backends,
     model_registry,
     platform_class_paths,
     platform_classes,
@@ -69,10 +70,14 @@ _PROCESSES = (
 _MULTIPROC = "v1/executor/multiproc_executor.py"
 
 
-def _engine(startup: VllmStartup, pkg: Path) -> str:
+def _engine(startup: VllmStartup, pkg: Path) -> str | None:
+    """ "v0" or "v1" by the log (its engine line, an attention line's "on V1 engine", a V0
+    fallback); a release with no V0 engine left runs V1; None where nothing tells."""
     if startup.engine == "V0" or startup.v0_fallback:
         return "v0"
-    return "v1"
+    if startup.engine == "V1" or not (pkg / "engine/llm_engine.py").is_file():
+        return "v1"
+    return None
 
 
 _PLATFORMS = {"cuda": "platforms/cuda.py", "hip": "platforms/rocm.py"}
@@ -100,10 +105,10 @@ def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) ->
         if not serving:
             return found
         found |= _platform_roots(pkg, gpu)
-        api = "vLLM API server version" in log_text or "APIServer" in startup.processes
-        if api and _engine(startup, pkg) == "v1" and (pkg / _ENGINE_CLIENT).is_file():
-            found[pkg / _ENGINE_CLIENT] = "the V1 engine's client, which the API server runs"
         engine = _engine(startup, pkg)
+        api = "vLLM API server version" in log_text or "APIServer" in startup.processes
+        if api and engine == "v1" and (pkg / _ENGINE_CLIENT).is_file():
+            found[pkg / _ENGINE_CLIENT] = "the V1 engine's client, which the API server runs"
         # Model Runner V2: the only GPU runner once the V1 runner's file is gone (0.34)
         v2 = startup.model_runner == "V2" or not (pkg / "v1/worker/gpu_model_runner.py").is_file()
         for module, why, when in _PROCESSES:
@@ -118,27 +123,38 @@ def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) ->
         speculator = speculators(pkg).get(method or "")
         if speculator:
             found[pkg / speculator] = f"the speculator of the engine config's method {method!r}"
+        prefill = mla_prefill_backends(pkg)
+        for line in (a for a in startup.attention if a.kind == "mla_prefill"):
+            for module in prefill.get(line.backend, []):
+                found.setdefault(pkg / module, f"log line {line.line}: {line.said}")
         return found
 
     return roots
 
 
-def _target_backends(
+def _selections(
     startup: VllmStartup, kind: str, known: set[str]
-) -> tuple[list[str], list[str]]:
-    lines = [a for a in startup.attention if a.kind == "decoder"]
-    if not lines:
-        return [], ["the log shows no attention-backend line"]
-    first = lines[0]
-    key = first.backend if kind == "enum" else line_key(first.said)
-    if key not in known:
-        return [], [f"log line {first.line}: {first.said!r} names no backend this release builds"]
-    return [key], [f"log line {first.line} ({first.process or 'main'}): {first.said}"]
+) -> tuple[list[list[str]], list[str]]:
+    """The decoders' attention backends in the order the log selects them (a speculative run
+    logs the draft's selection after the target's), each as one list; and how they were read."""
+    chosen: list[list[str]] = []
+    evidence: list[str] = []
+    for line in (a for a in startup.attention if a.kind == "decoder"):
+        key = line.backend if kind == "enum" else line_key(line.said)
+        if key not in known:
+            evidence.append(
+                f"log line {line.line}: {line.said!r} names no backend this release builds"
+            )
+            continue
+        if [key] not in chosen:
+            chosen.append([key])
+            evidence.append(f"log line {line.line} ({line.process or 'main'}): {line.said}")
+    if not startup.attention:
+        evidence.append("the log shows no attention-backend line")
+    return chosen, evidence
 
 
-def _draft(
-    pkg: Path, startup: VllmStartup, spec: Speculative, target: str | None
-) -> tuple[str | None, list[str]]:
+def _draft(pkg: Path, startup: VllmStartup, spec: Speculative) -> tuple[str | None, list[str]]:
     method = (spec.method or "").lower()
     if len(startup.architectures) > 1:
         return startup.architectures[1], [
@@ -154,13 +170,16 @@ def _draft(
 def read_servings(
     pkg: Path, startup: VllmStartup, architecture: str | None, kind: str, known: set[str]
 ) -> list[Serving]:
+    """The target, then the draft where the engine config names a method with a draft model;
+    the draft builds the backend of the log's second selection, else the target's."""
     target = startup.architectures[0] if startup.architectures else architecture
-    backends, said = _target_backends(startup, kind, known)
+    chosen, said = _selections(startup, kind, known)
     why = (
         [f"the log's first `Resolved architecture:` line: {target}"]
         if startup.architectures
         else ([f"--arch {target}"] if target else ["the log names no architecture"])
     )
+    backends = chosen[0] if chosen else []
     servings = [
         Serving(
             role="target", architecture=target, backends=backends, mla=None, evidence=[*why, *said]
@@ -170,12 +189,12 @@ def read_servings(
     method = (spec.method or "").lower() if spec else ""
     if spec is None or not method or method in NO_DRAFT_MODEL:
         return servings
-    draft, how = _draft(pkg, startup, spec, target)
+    draft, how = _draft(pkg, startup, spec)
     servings.append(
         Serving(
             role="draft",
             architecture=draft,
-            backends=backends,
+            backends=chosen[1] if len(chosen) > 1 else backends,
             mla=None,
             evidence=[f"speculative method {method}", *how],
         )
@@ -191,6 +210,7 @@ def vllm_layout(startup: VllmStartup, gpu: GpuInfo | None) -> Layout:
         model_dirs=("model_executor/models", "models"),
         entry_points=("entrypoints/cli/main.py", "entrypoints/openai/api_server.py"),
         model_glob="**/*.py",
+        args_name="the arguments",
     )
 
 
@@ -258,7 +278,8 @@ def _closures(
         named_only=judge.other_models,
     )
     judge.other_models &= judge.closure.listed
-    served_files = {file for file in judge.served.values() if file}
+    # the registry's other models are blanked only where every served model's file is known
+    served_files = {f for f in judge.served.values() if f} if judge.served_known else None
     texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
     texts = other_platform_blanked(texts, judge.graph, gpu)
     # other platforms' modules, as unselected backends, are not followed: what only they

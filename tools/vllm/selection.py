@@ -91,11 +91,13 @@ def model_registry(pkg: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
-def _enum_backends(pkg: Path) -> list[Registration]:
-    tree = _parse(pkg / BACKENDS)
+def _enum_backends(
+    pkg: Path, source: str = BACKENDS, enum: str = "AttentionBackendEnum"
+) -> list[Registration]:
+    tree = _parse(pkg / source)
     found = []
     for node in ast.walk(tree) if tree else []:
-        if not (isinstance(node, ast.ClassDef) and node.name == "AttentionBackendEnum"):
+        if not (isinstance(node, ast.ClassDef) and node.name == enum):
             continue
         for item in node.body:
             if not (isinstance(item, ast.Assign) and isinstance(item.targets[0], ast.Name)):
@@ -109,9 +111,9 @@ def _enum_backends(pkg: Path) -> list[Registration]:
             found.append(
                 Registration(
                     backend=name,
-                    source=BACKENDS,
+                    source=source,
                     line=item.lineno,
-                    selector=f"AttentionBackendEnum.{name} = {path!r}",
+                    selector=f"{enum}.{name} = {path!r}",
                     modules=[module] if module else [],
                 )
             )
@@ -248,6 +250,14 @@ def platform_classes(pkg: Path) -> dict[str, str]:
                 if module:
                     found[module] = text
     return found
+
+
+MLA_PREFILL = "v1/attention/backends/mla/prefill/registry.py"
+
+
+def mla_prefill_backends(pkg: Path) -> dict[str, list[str]]:
+    """0.34's MLA prefill backends (`MLAPrefillBackendEnum`): name -> module."""
+    return {r.backend: r.modules for r in _enum_backends(pkg, MLA_PREFILL, "MLAPrefillBackendEnum")}
 
 
 def eagle_draft(pkg: Path, method: str) -> str | None:

@@ -189,7 +189,7 @@ _RULES: list[tuple[str, re.Pattern[str], Callable[..., None]]] = [
         ),
         (
             "Falling back to V0",
-            r"(.+?) (?:is|are) not supported by the V1 Engine\. Falling back",
+            r"^(.{1,200}?) (?:is|are) not supported by the V1 Engine\. Falling back",
             _set("v0_fallback", str),
         ),
     ]
@@ -202,7 +202,8 @@ class StartupReader:
     def __init__(self) -> None:
         self.facts = VllmStartup()
 
-    def feed(self, line: VllmLine) -> None:
+    def feed(self, line: VllmLine, cut: bool = False) -> None:
+        """One line; `cut`: it may have been cut short, so nothing that ends it is a value."""
         facts, message = self.facts, line.message
         if line.process and line.process not in facts.processes and len(facts.processes) < 64:
             facts.processes.append(line.process)
@@ -211,14 +212,14 @@ class StartupReader:
         if engine and facts.config is None:
             facts.engine, facts.config_line = f"V{engine.group('engine')}", line.number
             facts.version = facts.version or engine.group("version")
-            facts.config = engine_config(message[engine.end() :])
+            facts.config = engine_config(message[engine.end() :], cut)
         chosen = attention_line(line.number, line.process, message)
         if chosen is not None and len(facts.attention) < 256:
             facts.attention.append(chosen)
             facts.engine = facts.engine or chosen.engine  # "on V1 engine", where no engine line
         if "Transformers" in message and "backend" in message and "Using Transformers" in message:
             facts.transformers_backend = True
-        for needle, pattern, apply in _RULES:
+        for needle, pattern, apply in [] if cut else _RULES:
             if needle in message:
                 found = pattern.search(message)
                 if found:

@@ -43,31 +43,33 @@ class AutoSelection:
         platform: str | None,
     ) -> AutoSelection:
         found = cls()
-        line = next((a for a in startup.attention if a.kind == "decoder" and a.candidates), None)
-        if line is None or platform is None:
+        if platform is None:
             return found
         modules = {r.backend: r.modules for r in registrations}
-        for name in line.candidates:
-            for module in modules.get(name, []):
-                found.roots[pkg / module] = (
-                    f"log line {line.line} lists {name} among the valid backends: automatic "
-                    f"selection imports each one of the list to validate it ({platform})"
-                )
-        mla = line.backend in validated_backends(pkg, platform, True)
-        for name in sorted(validated_backends(pkg, platform, mla) - set(line.candidates)):
-            for module in modules.get(name, []):
-                found.maybe.setdefault(
-                    module,
-                    f"{platform}'s _get_backend_priorities lists {name} for "
-                    f"{'an MLA' if mla else 'a non-MLA'} model: automatic selection imports it "
-                    "to validate it where this GPU's list holds it (the log lists only the "
-                    "valid ones)",
-                )
+        # each model's selection (the target's, a draft's) lists the valid backends it tried
+        for line in (a for a in startup.attention if a.kind == "decoder" and a.candidates):
+            for name in line.candidates:
+                for module in modules.get(name, []):
+                    found.roots.setdefault(
+                        pkg / module,
+                        f"log line {line.line} lists {name} among the valid backends: automatic "
+                        f"selection imports each one of the list to validate it ({platform})",
+                    )
+            mla = line.backend in validated_backends(pkg, platform, True)
+            for name in sorted(validated_backends(pkg, platform, mla) - set(line.candidates)):
+                for module in modules.get(name, []):
+                    found.maybe.setdefault(
+                        module,
+                        f"{platform}'s _get_backend_priorities lists {name} for "
+                        f"{'an MLA' if mla else 'a non-MLA'} model: automatic selection imports "
+                        "it to validate it where this GPU's list holds it (the log lists only "
+                        "the valid ones)",
+                    )
         return found
 
 
 def selection_texts(
-    pkg: Path, registrations: list[Registration], platform: str | None, served: set[str]
+    pkg: Path, registrations: list[Registration], platform: str | None, served: set[str] | None
 ) -> dict[Path, str]:
     """The package's files, with the class paths that a selection picks one of (the attention
     registry's, the platform plugins' but the GPU's own, the model registry's but the served
@@ -76,7 +78,7 @@ def selection_texts(
     texts = dict(package_texts(pkg))
     picks: dict[Path, set[str]] = {}
     for file, _ in model_registry(pkg).values():
-        if file not in served:
+        if served is not None and file not in served:
             dotted = f"{pkg.name}." + file.removesuffix(".py").removesuffix("/__init__")
             picks.setdefault(pkg / REGISTRY, set()).add(dotted.replace("/", "."))
     for r in registrations:
