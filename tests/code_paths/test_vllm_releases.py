@@ -46,6 +46,8 @@ def _judge(case: VllmCase, source: Path, folder: Path) -> dict[str, dict]:
     return {f["path"]: f for f in json.loads(done.stdout)["files"]}
 
 
+# CPU-bound for tens of seconds: never beside a test that judges real millisecond timings
+@pytest.mark.usefixtures("many_processes")
 @pytest.mark.parametrize("release", RELEASES)
 def test_no_file_the_vllm_server_runs_is_called_off_path(
     release: str, tmp_path_factory: pytest.TempPathFactory
