@@ -31,7 +31,7 @@ from tools.code_paths.verdicts import Judge
 from tools.gpu.info import GpuInfo
 from tools.server_facts import Speculative
 from tools.vllm.log import speculative
-from tools.vllm.platform_branches import other_platform_blanked
+from tools.vllm.platform_branches import other_platform_blanked, platform_choices_blanked
 from tools.vllm.selection import (
     EAGLE_PROPOSER,
     backend_registrations,
@@ -282,6 +282,16 @@ def _closures(
     served_files = {f for f in judge.served.values() if f} if judge.served_known else None
     texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
     texts = other_platform_blanked(texts, judge.graph, gpu)
+    platform = _platform(gpu)
+    if platform is not None:
+        chosen = {b for s in judge.servings for b in s.backends}
+        selected = {
+            f"{pkg.name}." + m.removesuffix(".py").replace("/", ".")
+            for r in registrations
+            if r.backend in chosen
+            for m in r.modules
+        }
+        texts = platform_choices_blanked(texts, pkg / platform, selected, _engine(startup, pkg))
     # other platforms' modules, as unselected backends, are not followed: what only they
     # name (their workers, their runners) runs only on their platform
     others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}

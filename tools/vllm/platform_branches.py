@@ -58,3 +58,45 @@ def other_platform_blanked(
         if changed:
             out[path] = "\n".join(lines)
     return out
+
+
+def _class_strings(node: ast.AST) -> list[tuple[str, ast.Constant]]:
+    """The `vllm.` dotted strings under `node`, with their nodes."""
+    return [
+        (n.value, n)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("vllm.")
+    ]
+
+
+def platform_choices_blanked(
+    texts: dict[Path, str], path: Path, selected: set[str], engine: str | None
+) -> dict[Path, str]:
+    """The platform file with the class paths it picks one of blanked but the ones picked:
+    `get_attn_backend_cls` returns one backend (the log's: its module in `selected`), and
+    `check_and_update_config` sets one worker class per engine (the log's engine: V1 classes
+    live under `vllm.v1.`)."""
+    text = texts.get(path)
+    if text is None:
+        return texts
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return texts
+    blank: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "get_attn_backend_cls":
+            for value, const in _class_strings(node):
+                if value.rpartition(".")[0] not in selected:
+                    blank.add(ast.get_source_segment(text, const) or "")
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if engine and any(
+            isinstance(t, ast.Attribute) and t.attr in ("worker_cls", "sd_worker_cls")
+            for t in targets
+        ):
+            for value, const in _class_strings(node):
+                if value.startswith("vllm.v1.") != (engine == "v1"):
+                    blank.add(ast.get_source_segment(text, const) or "")
+    for segment in sorted(blank - {""}, key=len, reverse=True):
+        text = text.replace(segment, "''" + "\n" * segment.count("\n"))
+    return {**texts, path: text}
