@@ -19,7 +19,7 @@ from tools.experiment import ExperimentResult
 from tools.gpu.info import GpuInfo
 from tools.gpu.log import gpu_from_log
 from tools.server_facts import ServerFacts
-from tools.server_log import parse_server_log_file
+from tools.server_log import parse_server_log
 from tools.stack.requires import requirements
 
 
@@ -38,9 +38,9 @@ def facts_from(
     the good reference's traced launch (what it imported judges the files the bad state
     deleted)."""
     log = Path(result.log)
-    parsed = parse_server_log_file(log)  # SGLang's or vLLM's reader, as the log tells
+    text = log.read_text(errors="replace")  # read once: the parse and the GPU lines use it
+    parsed = parse_server_log(text)  # SGLang's or vLLM's reader, as the log tells
     server = parsed.server or ServerFacts()
-    text = log.read_text(errors="replace")
     # the target's first (/model_info, else the log's: SGLang's first `Load weight end`,
     # vLLM's first `Resolved architecture:`), then a draft's
     served = list((result.model_info or {}).get("architectures") or [])

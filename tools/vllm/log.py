@@ -44,6 +44,7 @@ class _Reader:
         self.errors = ErrorScanner()
         self.bench = BenchFinder()
         self.tracing: set[str] = set()  # processes inside a traceback
+        self.spec_tokens: int | None = None
 
     def feed_all(self, raw_lines: Iterable[str]) -> None:
         # a line is read once the next one began: the last line of an input that does not end
@@ -92,13 +93,20 @@ class _Reader:
         if fields is not None:
             self.decode.append(DecodeRecord(line=line.number, time=line.time, **fields))
             return
+        if "SpecDecoding" not in message:
+            return
         facts = self.startup.facts
-        spec = speculative(facts) if "SpecDecoding" in message else None
-        record = spec_decode_record(
-            line.number, message, spec.num_tokens if spec else None, facts.version
-        )
+        record = spec_decode_record(line.number, message, self._spec_tokens(), facts.version)
         if record is not None:
             self.spec.append(record)
+
+    def _spec_tokens(self) -> int | None:
+        """Tokens per draft, read once the engine config (or the arguments) showed them: the
+        first shown wins, so it is not read again for every metrics line."""
+        if self.spec_tokens is None:
+            spec = speculative(self.startup.facts)
+            self.spec_tokens = spec.num_tokens if spec else None
+        return self.spec_tokens
 
     def finish(self) -> LogParse:
         facts = self.startup.facts
