@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.profile.time_moved import mover_line, time_moved
-from agent.relevance import Facts, untraced
+from agent.relevance import Facts, processes_word, untraced
 from agent.state import InvestigationState
 from agent.views import SHOWN_ARGS, server_line
 from tools.experiment import ExperimentResult
@@ -135,7 +135,7 @@ def describe(state: InvestigationState) -> list[str]:
         roles: dict[str, int] = {}
         for proc in facts.workers.processes:
             roles[proc.role] = roles.get(proc.role, 0) + 1
-        lines.append("server processes: " + ", ".join(f"{n} {r}" for r, n in roles.items()))
+        lines.append(f"{processes_word(facts)}: " + ", ".join(f"{n} {r}" for r, n in roles.items()))
     return lines
 
 

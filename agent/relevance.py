@@ -53,6 +53,11 @@ class Facts(BaseModel):
     movers: list[Mover] = []
 
 
+def processes_word(facts: Facts) -> str:
+    """ "server processes" where the log told a server; a command bench's are "processes"."""
+    return "server processes" if facts.server is not None else "processes"
+
+
 def untraced(facts: Facts) -> list[int]:
     """The server's Python processes that left no import report (started with -I or -S, or
     with an environment of their own): the trace does not say what they imported."""
@@ -92,7 +97,7 @@ def _not_imported(c: Candidate, facts: Facts) -> Relevance | None:
         return None
     what = f"{c.file}, which the bad state deleted," if deleted else c.file
     evidence = [
-        f"{what} was not imported by any of the {trace.processes} server processes "
+        f"{what} was not imported by any of the {trace.processes} {processes_word(facts)} "
         f"(import trace of the {state})"
     ]
     evidence += _args_quote(facts, "attention_backend", "model_path")

@@ -46,10 +46,11 @@ def sglang_facts(parse: LogParse, text: str) -> ServerFacts:
 
 def parse_server_log(text: str, server: Server | None = None) -> LogParse:
     """The log's parse by its server's reader; never raises."""
-    if (server or server_of(text)) == "vllm":
+    told = server or server_of(text)
+    if told == "vllm":
         return parse_vllm_log(text)
     parse = parse_log(text)
-    parse.server = sglang_facts(parse, text)
+    parse.server = _shown(sglang_facts(parse, text), told)
     return parse
 
 
@@ -57,11 +58,20 @@ def parse_server_log_file(path: Path, server: Server | None = None) -> LogParse:
     """As parse_server_log, reading the file line by line (its start tells the server)."""
     with open(path, encoding="utf-8", errors="replace") as stream:
         head = stream.read(PEEK_CHARS)
-    if (server or server_of(head)) == "vllm":
+    told = server or server_of(head)
+    if told == "vllm":
         return parse_vllm_log_file(path)
     parse = parse_log_file(path)
-    parse.server = sglang_facts(parse, _startup_text(path))
+    parse.server = _shown(sglang_facts(parse, _startup_text(path)), told)
     return parse
+
+
+def _shown(facts: ServerFacts, told: Server | None) -> ServerFacts | None:
+    """SGLang's facts where the log is SGLang's (told, or its lines say so), else None: a
+    command bench's output or a log of no known server names no server."""
+    if told == "sglang" or facts.args or facts.args_line or facts.architectures:
+        return facts
+    return None
 
 
 def _startup_text(path: Path) -> str:

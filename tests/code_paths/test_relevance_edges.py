@@ -130,8 +130,7 @@ def test_what_a_kept_candidate_needs_is_kept_with_the_link_quoted(repo: Path) ->
     carried = state.hypotheses[helpers]
     assert carried.status == "dropped" and carried.carried_with == api
     assert carried.evidence == [
-        "pkg/helpers.py was not imported by any of the 3 server processes (import trace of the "
-        "bad state)",
+        "pkg/helpers.py was not imported by any of the 3 processes (import trace of the bad state)",
         f"carried with {api} ({calls})",
     ]
     assert {d.candidate for d in state.dropped} == {ids["pkg/unused.py"], helpers}

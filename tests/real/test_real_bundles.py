@@ -34,6 +34,9 @@ def test_the_culprit_commit_then_its_hunk(case: Case, tmp_path: Path) -> None:
     assert any(case.culprit_text in c["diff"] for c in result["culprits"]), result["culprits"]
     report = (Path(result["session_dir"]) / "report.md").read_text()
     assert f"{case.culprit_sha} is the first bad commit" in report
+    # words follow the target: a command bench has processes, no server
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "server: " not in transcript and "server processes" not in transcript
 
     assert result["launches"] <= case.git_bisect_launches + ALLOWANCE, result["launches"]
 

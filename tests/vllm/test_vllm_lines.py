@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tools.server_facts import server_of, server_of_command
+from tools.server_log import parse_server_log
 from tools.vllm.args import engine_config, namespace_args, non_default_args
 from tools.vllm.attention import attention_line
 from tools.vllm.metrics import WITH_BONUS, WITHOUT_BONUS, spec_decode_record
@@ -125,3 +126,14 @@ def test_the_server_is_told_by_its_lines_and_its_command() -> None:
         == "sglang"
     )
     assert server_of_command(["./serve.sh"]) is None
+
+
+def test_a_log_of_no_known_server_names_none() -> None:
+    """A command bench's output (the real bundles' `latency_ms:` lines) is no SGLang log: the
+    transcript says nothing of a server (it once opened with "server: sglang")."""
+    bench = "latency_ms: 14.7\nlatency_ms: 14.3\nlatency_ms: 14.6\n"
+    assert parse_server_log(bench).server is None
+    assert parse_server_log(bench, "sglang").server is not None  # told: SGLang's, if empty
+    dump = "[2026-01-01 10:00:00] server_args=ServerArgs(model_path='m', attention_backend='fa3')"
+    facts = parse_server_log(dump).server
+    assert facts is not None and facts.server == "sglang" and facts.attention == ["fa3"]
