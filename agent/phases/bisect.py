@@ -27,13 +27,13 @@ from collections.abc import Callable
 from agent.levels import (
     MAX_LAUNCHES_PER_CONFIG,
     between,
-    noise,
     replicate,
     request,
     unresolved,
 )
+from agent.shares import units_share
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
-from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA, level
+from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA
 from tools.repo.commit_groups import RangeCommit
 from tools.repo.merge_sides import SideCommit
 
@@ -278,7 +278,7 @@ def _judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
         return "bad", f"at the bad level ({share}, p = {score.p_vs_good:.2g} against good)"
     between_ends = max(score.p_vs_good, score.p_vs_bad) <= SEARCH_ALPHA
     if score.verdict in ("partial", "unknown") and between_ends:
-        units = _units_share(state, probe.key)
+        units = units_share(state, probe.key)
         if units < state.min_share:  # a step that explains nothing of the symptom
             return "good", (
                 f"between the ends on the log scale ({share}), but it adds at most {units:.1%} "
@@ -291,16 +291,6 @@ def _judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
     if len(config.values) >= MAX_LAUNCHES_PER_CONFIG:
         return "skipped", f"cannot be told from either end after {len(config.values)} launches"
     return "more", f"unclear on {len(config.values)} launch(es): {share}"
-
-
-def _units_share(state: InvestigationState, key: str) -> float:
-    """The share of the gap a state reproduces in the metric's own units (geometric means), its
-    level taken three noise SDs towards bad: over a 10,000x gap a 37x step is 40 % of the log
-    gap and 0.4 % of the added time. A launch disturbed by load only moves it up."""
-    x, b, g = (level(state.configs[k].values) for k in (key, state.bad_key, state.good_key))
-    sigma = noise(state).sigma
-    x += 3 * (sigma if math.isfinite(sigma) else 0.0) * (1 if b > g else -1)
-    return (math.exp(x) - math.exp(g)) / (math.exp(b) - math.exp(g)) if b != g else 0.0
 
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:

@@ -12,6 +12,7 @@ whose own functions were sampled in both references and moved in neither is sear
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agent.profile.time_moved import mover_line
@@ -40,19 +41,61 @@ class Tie:
         return cls(1 + GROWTH * weight, reason, weight)
 
 
-def _assigned(tree: ast.Module, lines: set[int]) -> set[str]:
-    """The names that statements outside functions touching `lines` assign or define."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            continue
-        span = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        if span & lines:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-                names |= {n.attr for n in ast.walk(target) if isinstance(n, ast.Attribute)}
+def _assignments(body: list[ast.stmt]) -> Iterator[ast.Assign | ast.AnnAssign | ast.AugAssign]:
+    """The assignments of a module or class body, classes' own bodies included (never a
+    function's: its names are locals)."""
+    for node in body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            yield from _assignments(node.body)
+
+
+def _targets(node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    names = set()
+    for target in targets:
+        names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        names |= {n.attr for n in ast.walk(target) if isinstance(n, ast.Attribute)}
     return names
+
+
+def _read(node: ast.expr | None) -> set[str]:
+    if node is None:
+        return set()
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return found | {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def _assigned(tree: ast.Module, lines: set[int]) -> dict[str, str]:
+    """The names that statements outside functions touching `lines` assign, and the names
+    assigned from those in turn (a pattern's string changed, the regex compiled from it,
+    `SEARCH_RE = re.compile(RE)`, is what the slow function uses): each with the changed name
+    it comes from."""
+    statements = list(_assignments(tree.body))
+    names: dict[str, str] = {}
+    for node in statements:
+        if set(range(node.lineno, (node.end_lineno or node.lineno) + 1)) & lines:
+            names |= {name: name for name in _targets(node)}
+    while True:  # each pass adds names, or the loop ends
+        derived = {
+            name: names[min(read)]
+            for node in statements
+            if (read := _read(node.value) & names.keys())
+            for name in _targets(node) - names.keys()
+        }
+        if not derived:
+            return names
+        names |= derived
+
+
+def _uses(names: dict[str, str], used: set[str]) -> str:
+    """`RE, which SEARCH_RE is made from` for the changed names a function uses."""
+    return ", ".join(
+        name if root == name else f"{root}, which {name} is made from"
+        for name, root in sorted(names.items())
+        if name in used
+    )
 
 
 def _lines(c: Candidate) -> set[int]:
@@ -82,7 +125,7 @@ def _tie(
     """The largest share of a mover the hunk is tied to, and the words for it."""
     lines = _lines(c)
     innermost = {f.qualname for f in _innermost(spans, lines)}
-    names = _assigned(tree, lines) if not innermost else set()
+    names = _assigned(tree, lines) if not innermost else {}
     best: tuple[float, str] | None = None
     for m in moved:
         path, _, qualname = m.function.partition(":")
@@ -92,8 +135,8 @@ def _tie(
         how = ""
         if function is not None and function.qualname in innermost:
             how = "its lines lie in it"
-        elif m.kind == "self" and function is not None and names & function.uses:
-            how = f"it changes {', '.join(sorted(names & function.uses))}, which it uses"
+        elif m.kind == "self" and function is not None and names.keys() & function.uses:
+            how = f"it changes {_uses(names, function.uses)}, which it uses"
         # inclusive time grows on the whole way to the slow code: half the weight
         weight = m.share * (1.0 if m.kind == "self" else 0.5)
         if how and (best is None or weight > best[0]):
