@@ -78,7 +78,7 @@ def hypothesize(state: InvestigationState, runtime: Runtime[Context]) -> dict:
     ctx, s = runtime.context, state.model_copy(deep=True)
     narrow(s, ctx.runner, ctx.log)  # after the bisection only
     lines.hypotheses(s, hypotheses_of(s, ctx.repo), ctx.log)
-    lay_out(s, ctx.runner.config.host is not None, ctx.log)  # before it only
+    lay_out(s, ctx.repo, ctx.runner.config.host is not None, ctx.log)  # before it only
     rank_with(ctx.reasoner, s, ctx.log)  # the LLM reasoner's priors, when there is one
     lines.kept(s, ctx.log)
     s.phase = "calibrate" if s.phase == "hypothesize" else s.phase  # or the report: nothing left

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import git
+
 from agent.levels import all_ids, ensure_config, update_levels
 from agent.narrow_release import into_release
 from agent.phases import lines
@@ -23,11 +25,13 @@ from tools.secrets import mask
 RANGE_BAD = "range-bad"
 
 
-def lay_out(state: InvestigationState, remote: bool, log: Callable[..., None]) -> None:
+def lay_out(
+    state: InvestigationState, repo: git.Repo, remote: bool, log: Callable[..., None]
+) -> None:
     """The bisection, once, with the hypotheses (its weights are their priors)."""
     if state.bisection is None:
         why_not: list[str] = []
-        state.bisection = bisection_of(state, why_not, remote)
+        state.bisection = bisection_of(state, why_not, remote, repo)
         lines.bisection(state, why_not, log)
 
 

@@ -198,6 +198,11 @@ class Bisection(BaseModel):
     merge: str = ""  # the merge whose second parent was looked into (once)
     mainline: list[RangeState] = Field(default_factory=list)  # the first-parent states, once left
     package: str = ""  # a release search's package (its states stand for releases)
+    # the commit that wrote the profile's hot lines, off the first-parent line, and its parent:
+    # probed first (agent/phases/hot_commit.py); once that did not find the first bad commit,
+    # `tried` keeps them for the report
+    hot: list[RangeState] = Field(default_factory=list)
+    tried: list[RangeState] = Field(default_factory=list)
 
     @property
     def first_bad(self) -> RangeState:
@@ -216,7 +221,7 @@ class Bisection(BaseModel):
     @property
     def everything(self) -> list[RangeState]:
         """Every state in the order tested: the first-parent line, then a merge's side."""
-        return [*self.mainline, *self.states]
+        return [*self.tried, *self.mainline, *self.states]
 
     def skipped_between(self) -> list[RangeState]:
         return [s for s in self.states[self.low + 1 : self.high] if s.verdict == "skipped"]

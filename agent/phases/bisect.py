@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import git
+
 from agent.levels import (
     MAX_LAUNCHES_PER_CONFIG,
     between,
@@ -31,6 +33,7 @@ from agent.levels import (
     request,
     unresolved,
 )
+from agent.phases.hot_commit import hot_commit, hot_pair, hot_tie
 from agent.shares import units_share
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
 from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA
@@ -43,14 +46,17 @@ PART_WAY = "part of the way"
 # a commit's weight: its suspected hunks' priors, plus this share of its files' (a commit that
 # only edits a file added earlier in the range has no hunk of its own in the range's diff)
 FILE_SHARE = 0.25
-# a hunk the profile ties to at least this share of the gap puts that share of the prior mass
-# on its commit (at most FOCUS_CAP), so that commit and its parent are probed first, as
-# Pinpoint does: right, the first bad commit in two probes; wrong, a probe or two more
-FOCUS, FOCUS_CAP = 0.5, 0.9
+# a hunk the profile ties to FOCUS of the gap or more puts that share of the prior mass on its
+# commit (at most FOCUS_CAP), so that commit and its parent are probed first, as Pinpoint does:
+# right, the first bad commit in two probes; wrong, a probe or two more
+FOCUS_CAP = 0.9
 
 
 def bisection_of(
-    state: InvestigationState, why_not: list[str], remote: bool = False
+    state: InvestigationState,
+    why_not: list[str],
+    remote: bool = False,
+    repo: git.Repo | None = None,
 ) -> Bisection | None:
     """The range's states, each with its config (made here for the commits in between), or
     None (and why not, in `why_not`) when there is nothing to bisect."""
@@ -89,31 +95,38 @@ def bisection_of(
     if groups.uncommitted in groups.of.values():
         weight = placed.get(groups.uncommitted, 0.0) + FILE_SHARE * weights[""]
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
-    _focus(state, states)
+    hot = hot_commit(state, repo)
+    _focus(state, states, hot)
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
     for probe in states[1:-1]:
         _commit_config(state, probe)
-    return Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+    b = Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+    if hot is not None and repo is not None and all(s.sha != hot for s in states):
+        b.hot = hot_pair(state, repo, hot)  # off the first-parent line: it and its parent first
+        for here in b.hot:
+            if not here.key:
+                _commit_config(state, here)
+    return b
 
 
-def _focus(state: InvestigationState, states: list[RangeState]) -> None:
-    """The commit of the hunk the profile ties to the largest share of the gap (FOCUS or more)
-    gets that share of the commits' prior mass."""
-    tied = [
-        (h.profile_weight, at)
-        for cid, at in state.commits.of.items()
-        if (h := state.hypotheses.get(cid)) is not None
-        and h.status != "dropped"
-        and h.profile_weight >= FOCUS
-        and at < len(state.commits.commits)
-    ]
-    if not tied:
+def _focus(state: InvestigationState, states: list[RangeState], hot: str | None) -> None:
+    """The commit that wrote the hot hunk's lines (`hot`, when it is on this line), else the
+    one the range's diff places that hunk at, gets the hunk's share of the commits' prior mass
+    (the profile ties it to FOCUS of the gap or more)."""
+    tie = hot_tie(state)
+    if tie is None:
         return
-    share, at = max(tied)
+    share, cid = tie
+    at = next((i for i, s in enumerate(states) if hot is not None and s.sha == hot), None)
+    if at is None:
+        placed = state.commits.of.get(cid)
+        if placed is None or placed >= len(state.commits.commits):
+            return
+        at = placed + 1  # states[0] is the good end
     share = min(share, FOCUS_CAP)
-    focus = states[at + 1]  # states[0] is the good end
+    focus = states[at]
     others = sum(s.weight for s in states[1:] if s is not focus)
     if others:  # never less than it held already
         focus.weight = max(focus.weight, share / (1 - share) * others)
@@ -175,6 +188,10 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
     b = state.bisection
     if b is None or b.done or b.narrowed:
         return None
+    if b.hot and (more := _hot_first(state, b)) is not None:
+        return more
+    if b.done:
+        return None
     while True:
         while (probe := _probe(b)) is not None:
             if (more := _test(state, b.states[probe])) is not None:
@@ -204,6 +221,21 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         b.mainline, b.states = b.states, [base, *merge.side, itself]
         b.low, b.high = 0, len(b.states) - 1
     b.done = True
+    return None
+
+
+def _hot_first(state: InvestigationState, b: Bisection) -> PlannedLaunch | None:
+    """The commit that wrote the hot lines, then its parent (agent/phases/hot_commit.py): bad
+    and good, it is the first bad commit; else the bisection goes on, their launches kept."""
+    hot, parent = b.hot
+    for here, wanted in ((hot, "bad"), (parent, "good")):
+        if not here.verdict and (more := _test(state, here)) is not None:
+            return more
+        if here.verdict != wanted:
+            b.tried, b.hot = b.hot, []
+            return None
+    b.mainline, b.states, b.hot = b.states, [parent, hot], []
+    b.low, b.high, b.done = 0, 1, True
     return None
 
 
@@ -303,7 +335,7 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     for line in result_lines(b):
         log("plan", "verdict", line)
     state.notes.append(result_lines(b)[0])
-    if (b.low, b.high) == (0, len(b.states) - 1):
+    if len(b.states) > 2 and (b.low, b.high) == (0, len(b.states) - 1):  # nothing narrowed
         return
     if b.first_bad.partial:  # more causes after it: searched over the whole range, by hunk
         state.notes.append(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from agent.gather import describe
 from agent.hypothesize import SHOWN_EACH, dropped_summary, link_sentence, links_summary
 from agent.levels import between, noise
+from agent.phases.hot_commit import hot_tie
 from agent.report.finish import write_narrative
 from agent.state import Failure, InvestigationState, Launch, Variant
 from agent.stats import ALPHA, SEARCH_ALPHA
@@ -116,6 +117,17 @@ def bisection(state: InvestigationState, why_not: list[str], log: Log) -> None:
         + (f"; {light} touch only files no traced launch used: weighed light" if light else "")
         + ", then the first bad commit's hunks alone",
     )
+    if b.hot:
+        tie = hot_tie(state)
+        hunk = f" ({tie[1]}, tied to {tie[0]:.0%} of the gap)" if tie else ""
+        hot = b.hot[0]
+        log(
+            "hypothesize",
+            "thought",
+            f"the profile's hot lines{hunk} were written by {(hot.sha or '')[:8]} "
+            f"{hot.subject!r}, off the first-parent line: it and its parent are probed "
+            "first (bad and good: the first bad commit in two probes)",
+        )
 
 
 def kept(state: InvestigationState, log: Log) -> None:

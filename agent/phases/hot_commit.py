@@ -1,0 +1,68 @@
+"""The commit that wrote the hot lines, probed first, as Pinpoint does.
+
+The profile ties a hunk of the range's diff to the function that spends the time; `git blame`
+names the commit that wrote that hunk's lines, wherever it sits: on the first-parent line (the
+bisection puts the prior mass there, agent/phases/bisect.py) or on a merged branch, where a
+first-parent bisection reaches it only after the merge and its first parent. Off the line, the
+commit and its parent are probed first: bad and good, it is a first bad commit as git bisect
+defines one (bad, its parents good) in two probes; anything else, and the bisection goes on as
+before, those launches kept for it (a state is configured by its commit, once).
+"""
+
+from __future__ import annotations
+
+import git
+
+from agent.state import InvestigationState, RangeState
+from tools.repo.commit_of import commits_of
+
+FOCUS = 0.5  # a hunk tied to at least this share of the gap speaks for its commit
+
+
+def hot_tie(state: InvestigationState) -> tuple[float, str] | None:
+    """(share, candidate id) of the kept hunk the profile ties to the largest share of the gap,
+    FOCUS or more."""
+    tied = [
+        (h.profile_weight, cid)
+        for cid, h in state.hypotheses.items()
+        if h.status != "dropped" and h.profile_weight >= FOCUS
+    ]
+    return max(tied) if tied else None
+
+
+def hot_commit(state: InvestigationState, repo: git.Repo | None) -> str | None:
+    """The commit that wrote most of the hot hunk's lines (None: no hot hunk, or its lines are
+    not committed, or git cannot say)."""
+    tie = hot_tie(state)
+    if repo is None or tie is None:
+        return None
+    hunk = next((c for c in state.candidates if c.id == tie[1]), None)
+    found = commits_of(repo, state.good_sha, hunk) if hunk is not None else []
+    return found[0].sha if found else None
+
+
+def hot_pair(state: InvestigationState, repo: git.Repo, sha: str) -> list[RangeState]:
+    """[the commit, its parent] as bisection states; [] for a merge (its first parent is on a
+    line a bisection reaches as it is). The parent is the good reference itself, good by
+    ancestry (an ancestor of it), or a state to probe."""
+    try:
+        commit = repo.commit(sha)
+        if len(commit.parents) != 1:
+            return []
+        parent = commit.parents[0].hexsha
+        older = repo.is_ancestor(parent, state.good_sha)
+    except (ValueError, git.GitCommandError):
+        return []
+    hot = RangeState(
+        sha=sha,
+        subject=str(commit.summary),
+        author=f"{commit.author.name} <{commit.author.email}>",
+        date=commit.authored_datetime.isoformat(timespec="seconds"),
+        parent=parent,
+    )
+    before = RangeState(sha=parent, subject=str(commit.parents[0].summary))
+    if parent == state.good_sha:
+        before.key, before.verdict, before.why = state.good_key, "good", "the good end"
+    elif older:
+        before.verdict, before.why = "good", "an ancestor of the good commit"
+    return [hot, before]
