@@ -55,7 +55,8 @@ class Facts(BaseModel):
 
 def processes_word(facts: Facts) -> str:
     """ "server processes" where the log told a server; a command bench's are "processes"."""
-    return "server processes" if facts.server is not None else "processes"
+    told = facts.server is not None and facts.server.server is not None
+    return "server processes" if told else "processes"
 
 
 def untraced(facts: Facts) -> list[int]:

@@ -69,7 +69,7 @@ def _focused(weights: list[float], at: int, share: float) -> list[float]:
         "hunk-1": Hypothesis(candidate="hunk-1", prior=5, reasons=[], profile_weight=share),
         "hunk-2": Hypothesis(candidate="hunk-2", prior=1, reasons=[], profile_weight=0.2),
     }
-    _focus(state, states)
+    _focus(state, states, None)
     return [s.weight for s in states]
 
 

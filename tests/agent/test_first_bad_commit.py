@@ -47,6 +47,16 @@ SLOW_CACHE = textwrap.dedent("""\
         time.sleep(DELAY_S)  # "warm the cache"
         return key
 """)
+BUSY_CACHE = textwrap.dedent("""\
+    ROUNDS = 1_000_000
+
+
+    def lookup(key: str) -> str:
+        total = 0
+        for n in range(ROUNDS):  # "warm the cache": CPU time a profile sees
+            total += n
+        return key
+""")
 TEST_CACHE = textwrap.dedent("""\
     from mylib.cache import DELAY_S, lookup
 
@@ -128,7 +138,7 @@ def test_the_first_bad_commit_is_found_on_real_trees_then_its_hunk(tmp_path: Pat
     assert result["launches"] <= 12, result["launches"]
 
 
-def _merged_history(root: Path) -> str:
+def _merged_history(root: Path, slow: str = SLOW_CACHE) -> str:
     """Pull requests merged with merge commits; the slow lookup arrives on a branch of three
     commits, the second of them the culprit. Returns its sha."""
     repo = _repo(root)
@@ -140,7 +150,7 @@ def _merged_history(root: Path) -> str:
         repo.git.checkout("-q", "-b", f"pr{pr}", "main")
         if pr == 4:
             _commit(repo, {"docs/cache.md": "a cache\n"}, "Docs for the warm cache")
-            culprit = _commit(repo, {"mylib/cache.py": SLOW_CACHE}, "Warm the cache on lookup")
+            culprit = _commit(repo, {"mylib/cache.py": slow}, "Warm the cache on lookup")
             _commit(repo, {"CHANGELOG.md": "- warm cache\n"}, "Changelog: warm cache")
         else:
             _commit(repo, {f"docs/page{pr}.md": f"page {pr}\n"}, f"Docs page {pr}")
@@ -156,7 +166,11 @@ def _merged_history(root: Path) -> str:
 def test_a_merge_that_is_the_first_bad_commit_is_bisected_into_its_second_parent(
     tmp_path: Path,
 ) -> None:
+    """Without a profile (which would send the first probes straight to the commit that wrote
+    the hot lines, below), git bisect's way: the merge, then its second parent's line."""
     culprit = _merged_history(tmp_path)
+    with (tmp_path / "debug-agent.toml").open("a") as toml:
+        toml.write("\n[profile]\nenabled = false\n")
     result = investigate(tmp_path, "work_ms 21 (was 1)")
 
     assert result["status"] == "confirmed", result["notes"]
@@ -167,6 +181,32 @@ def test_a_merge_that_is_the_first_bad_commit_is_bisected_into_its_second_parent
     assert tested[merge] == "bad" and tested[bisection["parent"]] == "good"
     [hunk] = result["culprits"]
     assert hunk["file"] == "mylib/cache.py" and hunk["commit"]["sha"] == culprit
+
+
+def test_the_commit_that_wrote_the_hot_lines_is_probed_first_with_its_parent(
+    tmp_path: Path,
+) -> None:
+    """The profile ties the slow lookup's hunk to the function spending the time; git blame
+    names the commit on the merged branch that wrote it: that commit bad and its parent good
+    make it the first bad commit in two probes, no merge probed."""
+    culprit = _merged_history(tmp_path, BUSY_CACHE)
+    result = investigate(tmp_path, "work_ms 21 (was 1)")
+
+    assert result["status"] == "confirmed", result["notes"]
+    bisection = result["bisection"]
+    assert bisection["first_bad"]["sha"] == culprit
+    tested = {t["sha"]: t["verdict"] for t in bisection["tested"]}
+    parent = git.Repo(tmp_path).commit(culprit).parents[0].hexsha
+    assert bisection["parent"] == parent
+    assert tested[culprit] == "bad" and tested[parent] == "good"
+    merges = git.Repo(tmp_path).git.log("--merges", "--format=%H").split()
+    head = git.Repo(tmp_path).head.commit.hexsha
+    assert set(merges) & set(tested) <= {head}, tested  # no merge needed a probe (HEAD: bad)
+    assert result["launches"] <= 6  # the references (3 or 4), the commit and its parent
+    [hunk] = result["culprits"]
+    assert hunk["file"] == "mylib/cache.py" and hunk["commit"]["sha"] == culprit
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "off the first-parent line: it and its parent are probed first" in transcript
 
 
 def test_a_session_stopped_inside_the_first_bad_commit_resumes_there(tmp_path: Path) -> None:

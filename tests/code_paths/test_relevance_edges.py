@@ -73,7 +73,7 @@ def test_a_deleted_file_is_judged_by_what_the_good_reference_imported(repo: Path
     unused = Facts(trace=BAD_TRACE, good_trace=BAD_TRACE)
     verdict = _judge(repo, "pkg/oldfast.py", unused)
     assert verdict.on_path is False and verdict.evidence == [
-        "pkg/oldfast.py, which the bad state deleted, was not imported by any of the 3 server "
+        "pkg/oldfast.py, which the bad state deleted, was not imported by any of the 3 "
         "processes (import trace of the good reference)"
     ]
     assert _judge(repo, "pkg/unused.py", both).on_path is False  # a file the bad state has
