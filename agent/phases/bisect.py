@@ -26,23 +26,15 @@ from collections.abc import Callable
 
 import git
 
-from agent.levels import (
-    MAX_LAUNCHES_PER_CONFIG,
-    between,
-    replicate,
-    request,
-    unresolved,
-)
+from agent.levels import replicate, request
 from agent.phases.hot_commit import hot_commit, hot_pair, hot_tie
-from agent.shares import units_share
+from agent.phases.probe_verdict import PART_WAY, RECHECK, judge, name
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
-from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA
 from tools.repo.commit_groups import RangeCommit
 from tools.repo.merge_sides import SideCommit
 
 LIGHT = 0.2  # the weight of a commit touching only files the traced launches never used
 COMMIT_KEY = "commit-"
-PART_WAY = "part of the way"
 # a commit's weight: its suspected hunks' priors, plus this share of its files' (a commit that
 # only edits a file added earlier in the range has no hunk of its own in the range's diff)
 FILE_SHARE = 0.25
@@ -241,7 +233,10 @@ def _hot_first(state: InvestigationState, b: Bisection) -> PlannedLaunch | None:
 
 def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
     """A launch of `here` while its verdict is open; else its verdict, recorded."""
-    verdict, why = _judge(state, here)
+    verdict, why = judge(state, here)
+    if verdict == RECHECK:  # `why` is the good neighbour's key
+        here.why, label = RECHECK, state.configs[why].label
+        return replicate(state, why, f"bisect: {label} again, beside a probe part of the way")
     if verdict == "more":
         config = state.configs[here.key]
         label = f"{config.label} {here.subject!r}"
@@ -290,41 +285,6 @@ def _entropy(p: float) -> float:
     return 0.0 if p <= 0 or p >= 1 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
 
 
-def _judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
-    """ "good", "bad", "skipped" or "more" (another launch), and why."""
-    config = state.configs[probe.key]
-    if config.failures and not config.values or unresolved(config):
-        # a launch already starts a server twice: a commit whose tree failed is skipped, as
-        # `git bisect run` skips on exit 125, and a neighbour tested instead
-        failure = config.failures[-1]
-        return "skipped", f"does not run ({failure.stage}: {failure.error})"
-    if not config.values:
-        return "more", "not measured"
-    score = between(
-        state, probe.key, state.bad_key, state.good_key, SEARCH_ALPHA, min_df=BISECT_MIN_DF
-    )
-    share = f"restores {score.r:.0%} of the gap"
-    if score.verdict == "restored":
-        return "good", f"at the good level ({share}, p = {score.p_vs_bad:.2g} against bad)"
-    if score.verdict == "none":
-        return "bad", f"at the bad level ({share}, p = {score.p_vs_good:.2g} against good)"
-    between_ends = max(score.p_vs_good, score.p_vs_bad) <= SEARCH_ALPHA
-    if score.verdict in ("partial", "unknown") and between_ends:
-        units = units_share(state, probe.key)
-        if units < state.min_share:  # a step that explains nothing of the symptom
-            return "good", (
-                f"between the ends on the log scale ({share}), but it adds at most {units:.1%} "
-                f"of the gap in {state.metric}'s own units (three noise SDs above its "
-                f"level), under the {state.min_share:.0%} a culprit must explain: on the good "
-                "side, as git bisect's threshold puts it"
-            )
-    if score.verdict == "partial":
-        return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
-    if len(config.values) >= MAX_LAUNCHES_PER_CONFIG:
-        return "skipped", f"cannot be told from either end after {len(config.values)} launches"
-    return "more", f"unclear on {len(config.values)} launch(es): {share}"
-
-
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     """The first bad commit, then its hunks alone (hypothesize again), or straight to the
     search when the bisection narrowed nothing."""
@@ -345,10 +305,6 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
         log("plan", "thought", state.notes[-1])
         return
     state.phase = "hypothesize"  # the first bad commit's own hunks (agent/narrow.py)
-
-
-def name(s: RangeState) -> str:
-    return "the uncommitted changes" if s.sha is None else s.sha
 
 
 def result_lines(b: Bisection) -> list[str]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, all_ids, between, replicate, request, unresolved
-from agent.phases.bisect import PART_WAY, _probe
+from agent.phases.bisect import _probe
+from agent.phases.probe_verdict import PART_WAY
 from agent.release_verdict import result_lines
 from agent.state import (
     Bisection,
