@@ -50,7 +50,7 @@ def hot_pair(state: InvestigationState, repo: git.Repo, sha: str) -> list[RangeS
         if len(commit.parents) != 1:
             return []
         parent = commit.parents[0].hexsha
-        older = repo.is_ancestor(parent, state.good_sha)
+        older = repo.is_ancestor(commit.parents[0], repo.commit(state.good_sha))
     except (ValueError, git.GitCommandError):
         return []
     hot = RangeState(
