@@ -299,9 +299,10 @@ def mypy_answer() -> tuple[int, str]:
     return int(rc.read_text()), (Path(folder) / "output").read_text()
 
 
-def write_package(folder: Path, files: dict[str, str]) -> Path:
-    """A Python package `folder/pkg` holding `files` (path in the package -> text, dedented)."""
-    pkg = folder / "pkg"
+def write_package(folder: Path, files: dict[str, str], name: str = "pkg") -> Path:
+    """A Python package `folder/<name>` holding `files` (path in the package -> text,
+    dedented)."""
+    pkg = folder / name
     for rel, text in {"__init__.py": "", **files}.items():
         (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
         (pkg / rel).write_text(dedent(text).lstrip())

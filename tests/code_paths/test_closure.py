@@ -119,3 +119,41 @@ def test_a_file_nothing_reachable_names_is_off_and_one_imported_in_a_function_is
     assert files["orphan.py"]["status"] == "off", files["orphan.py"]
     assert "nothing the server can run names it" in files["orphan.py"]["evidence"][0]
     assert files["lazy_helper.py"]["status"] == "unknown", files["lazy_helper.py"]
+
+
+BY_PATH = {
+    "server.py": "from pkg.utils import is_list\nNAME = 'pkg.platforms'\n",
+    "utils.py": """
+        import importlib.util
+        from pkg import platforms
+
+        def is_list(x):
+            return isinstance(x, list)
+
+        def import_from_path(name, path):
+            spec = importlib.util.spec_from_file_location(name, path)
+            return spec
+        """,
+    "platforms/__init__.py": "",
+    "platforms/tpu.py": "",
+    "plugin_user.py": "from pkg.utils import import_from_path\nPLUGINS = 'pkg.plugins'\n",
+    "plugins/__init__.py": "",
+    "plugins/a.py": "",
+}
+
+
+def test_a_loader_by_path_lists_only_what_its_callers_hand_it(tmp_path: Path) -> None:
+    """vLLM's `vllm.utils.import_from_path` loads a file by path: it lists no submodule of the
+    packages utils.py imports (no `__path__` read), and only a caller that imports it hands
+    it names. Before, every importer of `is_list_of` handed its strings, and the platforms
+    package's children (tpu.py, rocm.py) were listed for every server."""
+    pkg = write_package(tmp_path, BY_PATH)
+    texts = package_texts(pkg)
+    alone = can_import(tmp_path, texts, [pkg / "server.py"], followed=lambda path: True)
+    reached = {p.relative_to(pkg).as_posix() for p in alone.files}
+    assert "platforms/__init__.py" in reached and "platforms/tpu.py" not in reached
+    assert "plugins/a.py" not in reached
+    both = can_import(
+        tmp_path, texts, [pkg / "server.py", pkg / "plugin_user.py"], followed=lambda path: True
+    )
+    assert pkg / "plugins/a.py" in both.files  # its caller hands the walk 'pkg.plugins'

@@ -19,6 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).with_name("vllm_cases.toml")
+NAMESPACE_DEFAULTS = {
+    "tensor_parallel_size": 1,
+    "pipeline_parallel_size": 1,
+    "kv_transfer_config": None,
+    "distributed_executor_backend": None,
+}
 STAMP = "INFO 12-01 10:00:{:02d} [{}] "
 # 0.8.5 platforms/cuda.py: the line printed before the class is returned
 SPOKEN_085 = {
@@ -84,7 +90,9 @@ class VllmCase:
     def log(self) -> str:
         workers = [f"(VllmWorker rank={r} pid={200 + r}) " for r in range(self.tp)]
         if self.release == "0.8.5":
-            args = ", ".join(f"{k}={v!r}" for k, v in {"host": None, **self.args}.items())
+            # a Namespace prints every argument: the ones the rules read, at their defaults
+            shown = {"host": None, **NAMESPACE_DEFAULTS, **self.args}
+            args = ", ".join(f"{k}={v!r}" for k, v in shown.items())
             rows = [
                 STAMP.format(1, "api_server.py:1043") + f"vLLM API server version {self.release}",
                 STAMP.format(1, "api_server.py:1044") + f"args: Namespace({args})",

@@ -61,6 +61,12 @@ class Mentions:
     children_of: frozenset[str]  # packages whose every direct submodule it may import
     walks: bool  # it lists a package's submodules, or loads files by path
     deep: bool  # it lists them all the way down (walk_packages)
+    # the functions holding its walks (None: one at module level); a caller that imports
+    # only other names from it hands the walk nothing (vLLM's `is_list_of` from vllm.utils,
+    # whose `import_from_path` loads a file by path)
+    walk_functions: frozenset[str] | None = None
+    lists_path: bool = True  # it reads a package's `__path__` (what it walks may be any
+    # package it imports); a walk that only loads a file by path lists none of them
 
 
 def _strings(text: str, top: str) -> tuple[set[str], set[str]]:
@@ -116,7 +122,33 @@ def mentions(text: str, dotted: str, is_package: bool) -> Mentions:
         children_of=frozenset(children),
         walks=bool(walked),
         deep="walk_packages" in text,
+        walk_functions=_walk_functions(text) if walked else None,
+        lists_path="__path__" in text,
     )
+
+
+_DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)")
+
+
+def _walk_functions(text: str) -> frozenset[str] | None:
+    """The functions enclosing each walk call (every level of nesting); None where a walk
+    sits at module level."""
+    found: set[str] = set()
+    lines = text.split("\n")
+    for match in _WALK.finditer(text):
+        row = text.count("\n", 0, match.start())
+        indent = len(lines[row]) - len(lines[row].lstrip())
+        enclosing = False
+        for line in reversed(lines[:row]):
+            d = _DEF.match(line)
+            if d and len(d.group(1)) < indent:
+                found.add(d.group(2))
+                indent, enclosing = len(d.group(1)), True
+            if indent == 0:
+                break
+        if not enclosing:
+            return None
+    return frozenset(found)
 
 
 @dataclass
@@ -193,10 +225,14 @@ def can_import(
         handed: dict[str, set[str]] = {name: set() for name in walkers}
         for user in read.values():  # the names its callers may hand a package walk
             for name in user.names & walkers.keys():
-                handed[name] |= user.strings
+                fns = walkers[name].walk_functions
+                taken = {n[len(name) + 1 :] for n in user.names if n.startswith(f"{name}.")}
+                if fns is None or not taken or taken & fns:  # the whole module, or a walker
+                    handed[name] |= user.strings
         for name, found in walkers.items():  # what each walk may list, by now
             kin = descendants if found.deep else children
             todo += [(p, False) for n in handed[name] | found.strings for p in kin.get(n, ())]
-            todo += [(p, False) for n in found.names for p in children.get(n, ())]  # `__path__`
+            if found.lists_path:  # `iter_modules(pkg.__path__)`: a package it imports
+                todo += [(p, False) for n in found.names for p in children.get(n, ())]
         todo = [(p, named) for p, named in todo if p not in seen or (named and p in listed)]
     return Closure(files=seen, searched=len(texts), listed=frozenset(listed), named_by=named_by)

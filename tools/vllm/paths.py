@@ -30,6 +30,14 @@ from tools.code_paths.serving import Serving
 from tools.code_paths.verdicts import Judge
 from tools.gpu.info import GpuInfo
 from tools.server_facts import Speculative
+from tools.vllm.by_arguments import (
+    communicator_blanked,
+    communicator_imports,
+    connectors_blanked,
+    executor_backend,
+    executor_blanked,
+    world_size,
+)
 from tools.vllm.log import speculative
 from tools.vllm.platform_branches import other_platform_blanked, platform_choices_blanked
 from tools.vllm.selection import (
@@ -130,6 +138,23 @@ def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) ->
         return found
 
     return roots
+
+
+def _communicator_roots(pkg: Path, startup: VllmStartup, gpu: GpuInfo | None) -> dict[Path, str]:
+    """Above one process per group, what the device communicator's `__init__` imports."""
+    platform = _platform(gpu)
+    world = world_size(startup.args, startup.args_form)
+    if platform is None or world is None or world < 2:
+        return {}
+    communicators = platform_class_paths(pkg, platform, "get_device_communicator_cls")
+    return {
+        target: (
+            f"{communicator.relative_to(pkg)}:{line} imports it in the communicator's "
+            f"__init__, built for groups of two or more (the args line: tensor_parallel_size x "
+            f"pipeline_parallel_size = {world})"
+        )
+        for target, (communicator, line) in communicator_imports(pkg, communicators).items()
+    }
 
 
 def _selections(
@@ -246,7 +271,7 @@ def classify_vllm(
         layout=vllm_layout(startup, gpu),
     )
     auto = AutoSelection.read(pkg, startup, registrations, _platform(gpu))
-    roots = {**auto.roots, **judge.roots()}
+    roots = {**auto.roots, **judge.roots(), **_communicator_roots(pkg, startup, gpu)}
     backend_files = {pkg / m for r in registrations for m in r.modules}
     judge.found = reach(graph, roots, gpu, skip=lambda importer, target: False)
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
@@ -282,7 +307,12 @@ def _closures(
     served_files = {f for f in judge.served.values() if f} if judge.served_known else None
     texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
     texts = other_platform_blanked(texts, judge.graph, gpu)
+    texts = connectors_blanked(texts, pkg, startup.args, startup.args_form)
+    texts = executor_blanked(texts, executor_backend(startup.args, startup.args_form))
     platform = _platform(gpu)
+    if platform is not None and world_size(startup.args, startup.args_form) == 1:
+        communicators = platform_class_paths(pkg, platform, "get_device_communicator_cls")
+        texts = communicator_blanked(texts, pkg, communicators)
     if platform is not None:
         chosen = {b for s in judge.servings for b in s.backends}
         selected = {

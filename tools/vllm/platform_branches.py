@@ -4,7 +4,9 @@ vLLM keeps each platform's paths in the shared code: `if current_platform.is_roc
 vllm.platforms.rocm import ...` inside functions that run everywhere. A branch whose test the
 server's GPU decides against (tools/gpu/guards.py) never runs there, so what only it imports
 is not named by the server; the text of such a branch is blanked before the closure reads the
-package (line numbers kept), and a branch decided for the GPU blanks its `else`.
+package (line numbers kept), and a branch decided for the GPU blanks its `else`. A function that
+only such a branch used (`rocm_unquantized_gemm`, returned where `current_platform.is_rocm()`)
+is dead on this GPU once its name appears nowhere else in the package: its body is blanked too.
 """
 
 from __future__ import annotations
@@ -56,8 +58,27 @@ def other_platform_blanked(
             _blank_lines(lines, node.orelse if value else node.body)
             changed = True
         if changed:
+            _dead_functions_blanked(lines, tree, text, path, texts)
             out[path] = "\n".join(lines)
     return out
+
+
+def _dead_functions_blanked(
+    lines: list[str], tree: ast.Module, before: str, path: Path, texts: dict[Path, str]
+) -> None:
+    """Blank the bodies of the module's plain functions (no decorator: none registers them)
+    that a blanked branch used: once blanked, the name appears only on its own `def` line and
+    in no other file of the package, so nothing the server runs can call them."""
+    text = "\n".join(lines)
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            continue
+        word = re.compile(rf"\b{re.escape(node.name)}\b")
+        if len(word.findall(text)) > 1 or len(word.findall(before)) == 1:
+            continue  # used still, or never used here (an API of the module: not our case)
+        if any(word.search(other) for where, other in texts.items() if where != path):
+            continue
+        _blank_lines(lines, node.body)
 
 
 def _class_strings(node: ast.AST) -> list[tuple[str, ast.Constant]]:
