@@ -1,0 +1,51 @@
+"""Code that runs only on another platform is taken out of what the server can name: the
+branch the GPU decides against, and a function only that branch used (vLLM 0.8's
+`rocm_unquantized_gemm`, returned where `current_platform.is_rocm()`, imports ROCm's helpers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_package
+from tools.code_paths.modules import ModuleGraph
+from tools.gpu.info import parse_gpu_option
+from tools.vllm.platform_branches import other_platform_blanked
+
+FILES = {
+    "platforms/__init__.py": "current_platform = None\n",
+    "platforms/rocm.py": "def on_mi250_mi300():\n    return False\n",
+    "layers/utils.py": """
+        from vllm.platforms import current_platform
+
+        def rocm_unquantized_gemm(x):
+            from vllm.platforms.rocm import on_mi250_mi300
+            return on_mi250_mi300()
+
+        def shared_helper(x):
+            from vllm.platforms.rocm import on_mi250_mi300
+            return x
+
+        def dispatch_unquantized_gemm():
+            if current_platform.is_rocm():
+                return rocm_unquantized_gemm
+            return shared_helper
+        """,
+    "layers/other.py": "from vllm.layers.utils import shared_helper\n",
+}
+
+
+def test_a_function_only_the_other_platforms_branch_used_is_dead(tmp_path: Path) -> None:
+    pkg = write_package(tmp_path, FILES, name="vllm")
+    texts = {p: p.read_text() for p in pkg.rglob("*.py")}
+    graph = ModuleGraph(tmp_path, display_root=pkg)
+    out = other_platform_blanked(texts, graph, parse_gpu_option("sm90"))
+    utils = out[pkg / "layers/utils.py"]
+    assert "return rocm_unquantized_gemm" not in utils  # the branch CUDA never takes
+    body = utils.split("def shared_helper")[0]
+    assert "vllm.platforms.rocm" not in body  # its only user was that branch
+    # used elsewhere (another module imports it): it may run, its import stays
+    assert "vllm.platforms.rocm" in utils.split("def shared_helper")[1]
+    assert len(utils.splitlines()) == len(texts[pkg / "layers/utils.py"].splitlines())
+    # on a ROCm GPU nothing is blanked away from the branch
+    rocm = other_platform_blanked(texts, graph, parse_gpu_option("gfx942"))
+    assert "return rocm_unquantized_gemm" in rocm[pkg / "layers/utils.py"]
