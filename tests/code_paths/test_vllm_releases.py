@@ -2,7 +2,7 @@
 four server configurations each (tests/code_paths/vllm_cases.toml): FlashAttention on Hopper,
 FlashInfer on Blackwell, an MLA model, an EAGLE3 draft; logs in each release's own format. For
 each release: no file the server runs is called off-path, at least 95 % of the decided files are
-right. The issue asks 85 % decided: 88 % (0.8.5) and 79 % (0.34.0) are measured, and the
+right. The issue asks 85 % decided: 88 % (0.8.5) and 81 % (0.34.0) are measured, and the
 bounds below keep them from falling (docs/real-runs.md says what stays unknown)."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_no_file_the_vllm_server_runs_is_called_off_path(
         score.add(case.name, case.truth, _judge(case, source, tmp_path_factory.mktemp(case.name)))
     assert score.right >= 0.95 * score.decided, (release, score)
     # the issue asks 85 % decided; measured 88 % (0.8.5: the arguments' selections, dead
-    # ROCm helpers and a by-path loader now decide) and 79 % (0.34.0): what stays unknown is
+    # ROCm helpers and a by-path loader now decide) and 81 % (0.34.0): what stays unknown is
     # named by code inside functions (V0 backends the platform file names, the quantization
     # methods a quantized checkpoint would load, the benchmark CLI)
-    assert score.decided >= {"0.8.5": 0.85, "0.34.0": 0.77}[release] * score.files, (release, score)
+    assert score.decided >= {"0.8.5": 0.85, "0.34.0": 0.79}[release] * score.files, (release, score)

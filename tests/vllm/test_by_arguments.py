@@ -16,6 +16,7 @@ from tools.vllm.by_arguments import (
     executor_blanked,
     world_size,
 )
+from tools.vllm.unselected import selection_texts
 
 FILES = {
     "__init__.py": "",
@@ -90,3 +91,26 @@ def test_a_group_of_one_builds_no_communicator_and_another_backend_no_executor(
     assert "multiproc" not in uni and "return None" in uni
     assert "multiproc" in executor_blanked(texts, "mp")[pkg / "executor.py"]
     assert executor_blanked(texts, None) == texts
+
+
+SPEC = {
+    "v1/worker/gpu/spec_decode/__init__.py": "",
+    "v1/worker/gpu/spec_decode/eagle/__init__.py": "",
+    "v1/worker/gpu/spec_decode/eagle/config.py": """
+        class EagleSpeculatorConfig:
+            base_method = "eagle"
+            speculator_class = "vllm.v1.worker.gpu.spec_decode.eagle.speculator.EagleSpeculator"
+        """,
+    "v1/worker/gpu/spec_decode/eagle/speculator.py": "class EagleSpeculator:\n    pass\n",
+}
+
+
+def test_the_speculative_method_picks_one_speculator(tmp_path: Path) -> None:
+    """0.34's speculator configs name their speculator class by string: with no speculative
+    config none is built; with one, only its method's."""
+    pkg = write_package(tmp_path, SPEC, name="vllm")
+    config = pkg / "v1/worker/gpu/spec_decode/eagle/config.py"
+    named = "vllm.v1.worker.gpu.spec_decode.eagle.speculator"
+    assert named not in selection_texts(pkg, [], None, None, "")[config]  # no config
+    assert named in selection_texts(pkg, [], None, None, "eagle")[config]  # its method
+    assert named in selection_texts(pkg, [], None, None, None)[config]  # unknown: kept

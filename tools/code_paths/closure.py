@@ -127,6 +127,19 @@ def mentions(text: str, dotted: str, is_package: bool) -> Mentions:
     )
 
 
+def _handed(users: Iterable[Mentions], walkers: dict[str, Mentions]) -> dict[str, set[str]]:
+    """The names each walker's callers may hand it: the strings of every module importing
+    the walker's module whole, or one of the functions that walk."""
+    handed: dict[str, set[str]] = {name: set() for name in walkers}
+    for user in users:
+        for name in user.names & walkers.keys():
+            fns = walkers[name].walk_functions
+            taken = {n[len(name) + 1 :] for n in user.names if n.startswith(f"{name}.")}
+            if fns is None or not taken or taken & fns:
+                handed[name] |= user.strings
+    return handed
+
+
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+(\w+)")
 
 
@@ -222,13 +235,7 @@ def can_import(
                 source.setdefault(p, dotted_of[path])
             todo += named + listed_children
         walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
-        handed: dict[str, set[str]] = {name: set() for name in walkers}
-        for user in read.values():  # the names its callers may hand a package walk
-            for name in user.names & walkers.keys():
-                fns = walkers[name].walk_functions
-                taken = {n[len(name) + 1 :] for n in user.names if n.startswith(f"{name}.")}
-                if fns is None or not taken or taken & fns:  # the whole module, or a walker
-                    handed[name] |= user.strings
+        handed = _handed(read.values(), walkers)
         for name, found in walkers.items():  # what each walk may list, by now
             kin = descendants if found.deep else children
             todo += [(p, False) for n in handed[name] | found.strings for p in kin.get(n, ())]

@@ -305,7 +305,10 @@ def _closures(
     judge.other_models &= judge.closure.listed
     # the registry's other models are blanked only where every served model's file is known
     served_files = {f for f in judge.served.values() if f} if judge.served_known else None
-    texts = selection_texts(pkg, registrations, _platform(gpu), served_files)
+    spec = speculative(startup)
+    # the speculative method picks one speculator: none where the args show no config
+    method = (spec.method or "").lower() or None if spec else ("" if startup.args else None)
+    texts = selection_texts(pkg, registrations, _platform(gpu), served_files, method)
     texts = other_platform_blanked(texts, judge.graph, gpu)
     texts = connectors_blanked(texts, pkg, startup.args, startup.args_form)
     texts = executor_blanked(texts, executor_backend(startup.args, startup.args_form))

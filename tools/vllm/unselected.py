@@ -22,8 +22,10 @@ from tools.code_paths.verdicts import FileVerdict
 from tools.vllm.selection import (
     PLATFORM_PLUGINS,
     REGISTRY,
+    SPECULATORS,
     model_registry,
     platform_classes,
+    speculators,
     validated_backends,
 )
 from tools.vllm.startup import VllmStartup
@@ -69,14 +71,23 @@ class AutoSelection:
 
 
 def selection_texts(
-    pkg: Path, registrations: list[Registration], platform: str | None, served: set[str] | None
+    pkg: Path,
+    registrations: list[Registration],
+    platform: str | None,
+    served: set[str] | None,
+    method: str | None = None,
 ) -> dict[Path, str]:
     """The package's files, with the class paths that a selection picks one of (the attention
     registry's, the platform plugins' but the GPU's own, the model registry's but the served
-    models') blanked out where the selection names them: what else those files import is
-    kept."""
+    models', 0.34's speculators but the speculative `method`'s: "" for none, None unknown)
+    blanked out where the selection names them: what else those files import is kept."""
     texts = dict(package_texts(pkg))
     picks: dict[Path, set[str]] = {}
+    if method is not None:
+        others = {m for name, m in speculators(pkg).items() if name != method}
+        unpicked = {f"{pkg.name}." + m.removesuffix(".py").replace("/", ".") for m in others}
+        for path in (pkg / SPECULATORS).rglob("*.py") if unpicked else []:
+            picks.setdefault(path, set()).update(unpicked)
     for file, _ in model_registry(pkg).values():
         if served is not None and file not in served:
             dotted = f"{pkg.name}." + file.removesuffix(".py").removesuffix("/__init__")
