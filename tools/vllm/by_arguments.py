@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tools.vllm.blanking import blank, parsed
+
 FACTORY = "distributed/kv_transfer/kv_connector/factory.py"
 _CONNECTOR = re.compile(r"kv_connector['\"]?\s*[:=]\s*['\"]?(\w+)")
 
@@ -138,8 +140,7 @@ def communicator_blanked(
             continue
         lines = out[path].split("\n")
         for node in _init_imports(tree):
-            for n in range(node.lineno - 1, min(node.end_lineno or node.lineno, len(lines))):
-                lines[n] = ""
+            blank(lines, [node])
         out[path] = "\n".join(lines)
     return out
 
@@ -177,18 +178,10 @@ def executor_blanked(texts: dict[Path, str], backend: str | None) -> dict[Path, 
     if backend is None:
         return texts
     out = dict(texts)
-    for path, text in texts.items():
-        if "distributed_executor_backend ==" not in text:
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+    for path, text, tree in parsed(texts, lambda text: "distributed_executor_backend ==" in text):
         lines = text.split("\n")
         for node in ast.walk(tree):
             if isinstance(node, ast.If) and _compares_backend(node.test) not in (None, backend):
-                start, end = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
-                for n in range(start - 1, min(end, len(lines))):
-                    lines[n] = ""
+                blank(lines, node.body)
         out[path] = "\n".join(lines)
     return out

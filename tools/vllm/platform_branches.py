@@ -19,17 +19,10 @@ from tools.code_paths.imports import lookup_in
 from tools.code_paths.modules import ModuleGraph
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
+from tools.vllm.blanking import blank, parsed
 
 # a cheap test first: only files that ask about the platform are parsed
 _ASKS = re.compile(r"\bis_(?:rocm|hip|xpu|cpu|tpu|cuda|cuda_alike)\b|_is_hip\b")
-
-
-def _blank_lines(lines: list[str], body: list[ast.stmt]) -> None:
-    if not body:
-        return
-    start, end = body[0].lineno, body[-1].end_lineno or body[-1].lineno
-    for n in range(start - 1, min(end, len(lines))):
-        lines[n] = ""
 
 
 def other_platform_blanked(
@@ -39,13 +32,7 @@ def other_platform_blanked(
     if gpu is None or gpu.vendor is None:
         return texts
     out = dict(texts)
-    for path, text in texts.items():
-        if not _ASKS.search(text):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+    for path, text, tree in parsed(texts, _ASKS.search):
         lines = text.split("\n")
         lookup = lookup_in(graph, path)
         changed = False
@@ -55,7 +42,7 @@ def other_platform_blanked(
             value = decide(node.test, lookup, gpu).value
             if value is None:
                 continue
-            _blank_lines(lines, node.orelse if value else node.body)
+            blank(lines, node.orelse if value else node.body)
             changed = True
         if changed:
             _dead_functions_blanked(lines, tree, text, path, texts)
@@ -78,7 +65,7 @@ def _dead_functions_blanked(
             continue  # used still, or never used here (an API of the module: not our case)
         if any(word.search(other) for where, other in texts.items() if where != path):
             continue
-        _blank_lines(lines, node.body)
+        blank(lines, node.body)
 
 
 def _class_strings(node: ast.AST) -> list[tuple[str, ast.Constant]]:
