@@ -234,8 +234,8 @@ def _hot_first(state: InvestigationState, b: Bisection) -> PlannedLaunch | None:
 def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
     """A launch of `here` while its verdict is open; else its verdict, recorded."""
     verdict, why = judge(state, here)
-    if verdict == RECHECK:  # `why` is the good neighbour's key
-        here.why, label = RECHECK, state.configs[why].label
+    if verdict == RECHECK:  # `why` is the nearer neighbour's key
+        here.why, label = f"{RECHECK}:{why}", state.configs[why].label
         return replicate(state, why, f"bisect: {label} again, beside a probe part of the way")
     if verdict == "more":
         config = state.configs[here.key]

@@ -17,7 +17,7 @@ from agent.state import InvestigationState, RangeState
 from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA, level, p_equal
 
 PART_WAY = "part of the way"
-RECHECK = "recheck"  # a probe part of the way: its good neighbour is launched again first
+RECHECK = "recheck"  # a probe part of the way: its nearer neighbour is launched again first
 
 
 def name(s: RangeState) -> str:
@@ -38,8 +38,8 @@ def judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
         state, probe.key, state.bad_key, state.good_key, SEARCH_ALPHA, min_df=BISECT_MIN_DF
     )
     share = f"restores {score.r:.0%} of the gap"
-    if probe.why == RECHECK:  # found part of the way: its neighbour was launched again since
-        return part_way(state, probe, share)
+    if probe.why.startswith(f"{RECHECK}:"):  # part of the way: a neighbour launched again
+        return part_way(state, probe, share, score.r)
     if score.verdict == "restored":
         return "good", f"at the good level ({share}, p = {score.p_vs_bad:.2g} against bad)"
     if score.verdict == "none":
@@ -55,38 +55,47 @@ def judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
                 "side, as git bisect's threshold puts it"
             )
     if score.verdict == "partial":
-        return part_way(state, probe, share)
+        return part_way(state, probe, share, score.r)
     if len(config.values) >= MAX_LAUNCHES_PER_CONFIG:
         return "skipped", f"cannot be told from either end after {len(config.values)} launches"
     return "more", f"unclear on {len(config.values)} launch(es): {share}"
 
 
-def part_way(state: InvestigationState, probe: RangeState, share: str) -> tuple[str, str]:
-    """A probe between the ends is "part of the way" only against its good neighbour as the
+def part_way(state: InvestigationState, probe: RangeState, share: str, r: float) -> tuple[str, str]:
+    """A probe between the ends is "part of the way" only against its nearer neighbour as the
     machine runs now: a drift in load between the references and the probes reads as a partial
-    step (werkzeug's 1 ms end read 1.4-2.2 ms beside two busy ranks). The neighbour is launched
-    once after the probe (the probe's `why` says so meanwhile); a probe at its level then is
-    good, whatever the references, which that launch joins, say."""
+    step (werkzeug's 1 ms end read 1.4-2.2 ms beside two busy ranks; markdown2's bad end read
+    157 ms in a loaded CI run, where its tree runs at 85, and its first bad commit looked part
+    of the way). The nearer neighbour (on the log scale) is launched once after the probe (the
+    probe's `why` names it meanwhile); a probe at its level then sits at that end, whatever the
+    references, which that launch joins, say."""
     b = state.bisection
     config = state.configs[probe.key]
-    neighbour = b.states[b.low] if b is not None else None
-    if neighbour is None or neighbour.key not in state.configs:
+    if b is None:
         return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
+    asked = probe.why.startswith(f"{RECHECK}:")
+    key = probe.why.split(":", 1)[1] if asked else b.states[b.low if r >= 0.5 else b.high].key
+    if key not in state.configs:
+        return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
+    good_side = key == b.states[b.low].key
     first = min(launch.request for launch in config.launches)
     now = [
         launch.value
-        for launch in state.configs[neighbour.key].launches
+        for launch in state.configs[key].launches
         if launch.request > first and launch.disturbed is None
     ]
-    if not now and probe.why != RECHECK:
-        return RECHECK, neighbour.key
+    if not now and not asked:
+        return RECHECK, key
     if not now:  # its launch again was set aside: nothing better to go on
         return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
     p = p_equal(level(config.values), len(config.values), level(now), len(now), noise(state))
-    said = f"{name(neighbour)[:12]} (its good neighbour) measures {math.exp(level(now)):.3g} now"
+    side = "good" if good_side else "bad"
+    said = (
+        f"its {side} neighbour, {state.configs[key].label}, measures {math.exp(level(now)):.3g} now"
+    )
     if p > SEARCH_ALPHA:
-        return "good", (
-            f"between the ends ({share}), but at the level its good neighbour measures as the "
-            f"machine runs now ({said}, p = {p:.2g}): the load moved, not the code"
+        return side, (
+            f"between the ends ({share}), but at the level {said} (p = {p:.2g}): the load "
+            "moved, not the code"
         )
     return "bad", f"{PART_WAY} ({share}; {said}, p = {p:.2g}): part of the regression is in"
