@@ -203,6 +203,7 @@ class Bisection(BaseModel):
     # `tried` keeps them for the report
     hot: list[RangeState] = Field(default_factory=list)
     tried: list[RangeState] = Field(default_factory=list)
+    patterns: str = ""  # the commits changing a regex weigh more, and why (pattern_focus.py)
 
     @property
     def first_bad(self) -> RangeState:

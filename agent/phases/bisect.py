@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 
 import git
 
 from agent.levels import replicate, request
 from agent.phases.hot_commit import hot_commit, hot_pair, hot_tie
+from agent.phases.pattern_focus import pattern_focus
 from agent.phases.probe_verdict import PART_WAY, RECHECK, judge, name
+from agent.profile.regex_time import regex_time
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
 from tools.repo.commit_groups import RangeCommit
 from tools.repo.merge_sides import SideCommit
@@ -89,12 +92,15 @@ def bisection_of(
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
     hot = hot_commit(state, repo)
     _focus(state, states, hot)
+    used = lambda path: weights.get(path, floor + 1) > floor  # noqa: E731 (a light file: unused)
+    patterns = _pattern_focus(state, states, repo, used)
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
     for probe in states[1:-1]:
         _commit_config(state, probe)
     b = Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
+    b.patterns = patterns
     if hot is not None and repo is not None and all(s.sha != hot for s in states):
         b.hot = hot_pair(state, repo, hot)  # off the first-parent line: it and its parent first
         for here in b.hot:
@@ -122,6 +128,19 @@ def _focus(state: InvestigationState, states: list[RangeState], hot: str | None)
     others = sum(s.weight for s in states[1:] if s is not focus)
     if others:  # never less than it held already
         focus.weight = max(focus.weight, share / (1 - share) * others)
+
+
+def _pattern_focus(
+    state: InvestigationState,
+    states: list[RangeState],
+    repo: git.Repo | None,
+    used: Callable[[str], bool],
+) -> str:
+    """The commits changing a regex weigh more when the time moved into regex matching."""
+    if repo is None or state.facts is None or not state.facts.movers:
+        return ""
+    regex = regex_time(state.facts.movers, Path(repo.working_tree_dir or "."))
+    return pattern_focus(states, state.commits.commits, regex, used) if regex else ""
 
 
 def _range_state(

@@ -117,6 +117,8 @@ def bisection(state: InvestigationState, why_not: list[str], log: Log) -> None:
         + (f"; {light} touch only files no traced launch used: weighed light" if light else "")
         + ", then the first bad commit's hunks alone",
     )
+    if b.patterns:
+        log("hypothesize", "thought", b.patterns)
     if b.hot:
         tie = hot_tie(state)
         hunk = f" ({tie[1]}, tied to {tie[0]:.0%} of the gap)" if tie else ""

@@ -44,6 +44,7 @@ class Case(BaseModel):
     # `bisect_run` counts them: the same on every run, measured with
     # `python -m tests.real.bundles CASE FOLDER` (docs/real-runs.md)
     git_bisect_launches: int
+    transcript_says: list[str] = []  # what its transcript must say (its shape's evidence)
 
     @property
     def folder(self) -> Path:

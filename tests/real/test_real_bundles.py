@@ -37,6 +37,8 @@ def test_the_culprit_commit_then_its_hunk(case: Case, tmp_path: Path) -> None:
     # words follow the target: a command bench has processes, no server
     transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "server: " not in transcript and "server processes" not in transcript
+    for words in case.transcript_says:
+        assert words in transcript, words
 
     assert result["launches"] <= case.git_bisect_launches + ALLOWANCE, result["launches"]
 

@@ -24,6 +24,7 @@ from unidiff.errors import UnidiffParseError
 from tools.repo.candidates import Candidate
 from tools.repo.git_names import unquote
 from tools.repo.merge_sides import SideCommit, side_commits
+from tools.repo.pattern_lines import changed_patterns
 
 _MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
 _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
@@ -35,6 +36,8 @@ class RangeCommit(BaseModel):
     author: str = ""
     date: str = ""  # the author date, ISO 8601
     files: list[str] = Field(default_factory=list)  # the paths its first-parent diff touches
+    # the lines of regular expressions it changes, by file (tools/repo/pattern_lines.py)
+    patterns: dict[str, int] = Field(default_factory=dict)
     # a merge: the base and the commits its second parent brought (oldest first)
     merge_base: str = ""
     side: list[SideCommit] = Field(default_factory=list)
@@ -86,24 +89,33 @@ def _read_log(repo: git.Repo, good_sha: str, head: str) -> tuple[list[RangeCommi
         index = len(commits)
         commit = RangeCommit(sha=sha, subject=subject, author=author, date=date)
         commits.append(commit)
-        try:
-            files = PatchSet(patch)
-        except UnidiffParseError:  # a patch unidiff cannot read: the commit keeps no lines
-            continue
-        for pfile in files:
-            path = unquote(pfile.path)
-            commit.files.append(path)
-            lines.touched[path] = index
-            for hunk in pfile:
-                for line in hunk:
-                    key = (path, line.value.strip())
-                    if len(key[1]) < _SHORTEST:
-                        continue
-                    if line.is_added:
-                        lines.added[key] = index
-                    elif line.is_removed:
-                        lines.removed.setdefault(key, index)
+        _read_patch(patch, commit, index, lines)
     return commits, lines
+
+
+def _read_patch(patch: str, commit: RangeCommit, index: int, lines: _Lines) -> None:
+    """One commit's patch: its files, the lines it added and removed, the patterns it changed."""
+    try:
+        files = PatchSet(patch)
+    except UnidiffParseError:  # a patch unidiff cannot read: the commit keeps no lines
+        return
+    changes: dict[str, tuple[Counter[str], Counter[str]]] = {}
+    for pfile in files:
+        path = unquote(pfile.path)
+        commit.files.append(path)
+        lines.touched[path] = index
+        added, removed = changes.setdefault(path, (Counter(), Counter()))
+        for line in (line for hunk in pfile for line in hunk):
+            text = line.value.strip()
+            if line.is_added:
+                added[text] += 1
+                if len(text) >= _SHORTEST:
+                    lines.added[(path, text)] = index
+            elif line.is_removed:
+                removed[text] += 1
+                if len(text) >= _SHORTEST:
+                    lines.removed.setdefault((path, text), index)
+    commit.patterns = changed_patterns(changes)
 
 
 def _place(c: Candidate, lines: _Lines, uncommitted: int) -> int | None:
