@@ -229,8 +229,7 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         light = LIGHT * min((s.weight for s in merge.side), default=merge.weight)
         first_parent = b.states[b.high - 1].sha or ""
         itself = merge.model_copy(update={"side": [], "parent": first_parent, "weight": light})
-        b.mainline, b.states = b.states, [base, *merge.side, itself]
-        b.low, b.high = 0, len(b.states) - 1
+        _enter(b, [base, *merge.side, itself])
     b.done = True
     return None
 
@@ -245,9 +244,16 @@ def _hot_first(state: InvestigationState, b: Bisection) -> PlannedLaunch | None:
         if here.verdict != wanted:
             b.tried, b.hot = b.hot, []
             return None
-    b.mainline, b.states, b.hot = b.states, [parent, hot], []
-    b.low, b.high, b.done = 0, 1, True
+    b.hot = []
+    _enter(b, [parent, hot], done=True)
     return None
+
+
+def _enter(b: Bisection, states: list[RangeState], done: bool = False) -> None:
+    """Bisect `states` from here on (a merge's side line; the hot commit and its parent,
+    judged already), the first-parent line kept for the report."""
+    b.mainline, b.states = b.states, states
+    b.low, b.high, b.done = 0, len(states) - 1, done
 
 
 def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:

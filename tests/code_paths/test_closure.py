@@ -5,12 +5,17 @@ tables); only a file nothing reachable names falls outside it."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.code_paths.test_serving import _loaded, _registry_tree
 from tests.conftest import run_cli, write_package
 from tools.code_paths.closure import can_import
 from tools.code_paths.elsewhere import package_texts
+
+ROOT = Path(__file__).resolve().parents[2]
 
 FILES = {
     "server.py": """
@@ -157,3 +162,43 @@ def test_a_loader_by_path_lists_only_what_its_callers_hand_it(tmp_path: Path) ->
         tmp_path, texts, [pkg / "server.py", pkg / "plugin_user.py"], followed=lambda path: True
     )
     assert pkg / "plugins/a.py" in both.files  # its caller hands the walk 'pkg.plugins'
+
+
+NAMED_TWICE = """
+import json
+import sys
+from pathlib import Path
+
+from tools.code_paths.closure import can_import
+from tools.code_paths.elsewhere import package_texts
+
+pkg = Path(sys.argv[1])
+closure = can_import(pkg.parent, package_texts(pkg), [pkg / "server.py"], lambda path: True)
+print(json.dumps({str(p.relative_to(pkg)): by for p, by in sorted(closure.named_by.items())}))
+"""
+
+
+def test_which_file_named_a_module_first_is_the_same_in_every_process(tmp_path: Path) -> None:
+    """The evidence quotes the file that first named a module; sets of names iterate in an
+    order of their hashes, which Python seeds anew in each process."""
+    names = [f"m{i}" for i in range(12)]
+    pkg = write_package(
+        tmp_path,
+        {
+            "server.py": "".join(f"import pkg.{n}\n" for n in names),
+            **{f"{n}.py": "import pkg.target\n" for n in names},
+            "target.py": "",
+        },
+    )
+    said = {
+        subprocess.run(
+            [sys.executable, "-c", NAMED_TWICE, str(pkg)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": str(ROOT)},
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(said) == 1, said
+    assert json.loads(said.pop())["target.py"].startswith("pkg.m")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.profile.regex_time import regex_time
-from tools.profile.movers import Mover
+from tests.profile.test_ties import mover
 
 SCANNER = """\
 import re
@@ -25,30 +25,16 @@ def render(tokens):
 """
 
 
-def _mover(function: str, share: float, kind: str = "self", delta: float = 50.0) -> Mover:
-    return Mover(
-        function=function,
-        kind=kind,  # type: ignore[arg-type]
-        bad=delta + 1,
-        good=1,
-        delta=delta,
-        low=delta / 2,
-        high=delta * 2,
-        share=share,
-        change="grew",
-    )
-
-
 def test_the_largest_self_time_that_runs_a_regex(tmp_path: Path) -> None:
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib/scanner.py").write_text(SCANNER)
     movers = [
-        _mover("lib/scanner.py:render", 0.99),  # no regex in it
-        _mover("lib/scanner.py:Scanner.iter", 0.97, kind="inclusive"),
-        _mover("lib/scanner.py:Scanner.iter", 0.9),
-        _mover("lib/missing.py:f", 0.95),  # a file that cannot be read says nothing
+        mover("lib/scanner.py:render", 0.99),  # no regex in it
+        mover("lib/scanner.py:Scanner.iter", 0.97, kind="inclusive"),
+        mover("lib/scanner.py:Scanner.iter", 0.9),
+        mover("lib/missing.py:f", 0.95),  # a file that cannot be read says nothing
     ]
     assert regex_time(movers, tmp_path) == (0.9, "lib/scanner.py:Scanner.iter")
     assert regex_time(movers[:2], tmp_path) is None
-    shrank = _mover("lib/scanner.py:Scanner.iter", 0.9, delta=-5.0)
+    shrank = mover("lib/scanner.py:Scanner.iter", 0.9, delta=-5.0)
     assert regex_time([shrank], tmp_path) is None

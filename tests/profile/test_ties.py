@@ -43,18 +43,20 @@ def _hunk(cid: str, line: int, old: str, new: str) -> Candidate:
     )
 
 
-def _mover(function: str, share: float) -> Mover:
+def mover(function: str, share: float, kind: str = "self", delta: float | None = None) -> Mover:
+    """A sampled mover of `share` of the gap (its time per unit `delta`, by default `share`)."""
+    delta = share if delta is None else delta
     return Mover(
         function=function,
-        kind="self",
+        kind=kind,  # type: ignore[arg-type]
         source="sampled",
-        bad=share,
-        good=0.0,
-        delta=share,
-        low=share / 2,
-        high=share * 1.5,
+        bad=max(delta, 0.0),
+        good=max(-delta, 0.0),
+        delta=delta,
+        low=delta / 2,
+        high=delta * 1.5,
         share=share,
-        change="appeared",
+        change="appeared" if delta > 0 else "vanished",
     )
 
 
@@ -65,7 +67,7 @@ def test_a_name_compiled_from_the_changed_pattern_ties_the_hunk() -> None:
     ties = profile_priors(
         [pattern, other],
         {"pkg/blocks.py": BAD},
-        [_mover("pkg/blocks.py:HRProcessor.test", 0.76)],
+        [mover("pkg/blocks.py:HRProcessor.test", 0.76)],
         sampled={"pkg/blocks.py:HRProcessor.test"},
         unit="ms",
     )

@@ -188,6 +188,28 @@ def _index(
     return dotted_of, file_of, children, descendants
 
 
+def _walked(
+    read: dict[Path, Mentions],
+    dotted_of: dict[Path, str],
+    children: dict[str, set[Path]],
+    descendants: dict[str, set[Path]],
+) -> list[tuple[Path, bool]]:
+    """What each package walk read so far may list: the names handed to it and its own
+    strings, and where it lists `__path__` (`iter_modules(pkg.__path__)`) the packages it
+    imports; in a fixed order, as the caller's."""
+    walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
+    handed = _handed(read.values(), walkers)
+    found: list[tuple[Path, bool]] = []
+    for name, walker in walkers.items():
+        kin = descendants if walker.deep else children
+        walked = sorted(handed[name] | walker.strings)
+        found += [(p, False) for n in walked for p in sorted(kin.get(n, ()))]
+        if walker.lists_path:
+            kids = (sorted(children.get(n, ())) for n in sorted(walker.names))
+            found += [(p, False) for paths in kids for p in paths]
+    return found
+
+
 def can_import(
     base: Path,
     texts: dict[Path, str],
@@ -229,17 +251,14 @@ def can_import(
             if not followed(path):
                 continue
             found = read[path] = mentions(texts[path], dotted_of[path], path.name == "__init__.py")
-            named = [p for n in found.names for p in files(n)]
-            listed_children = [(p, False) for c in found.children_of for p in children.get(c, ())]
+            # in a fixed order (sets of names iterate by hash): the first namer is the one said
+            named = [p for n in sorted(found.names) for p in files(n)]
+            listed_children = [
+                (p, False) for c in sorted(found.children_of) for p in sorted(children.get(c, ()))
+            ]
             for p, _ in named + listed_children:
                 source.setdefault(p, dotted_of[path])
             todo += named + listed_children
-        walkers = {dotted_of[w]: m for w, m in read.items() if m.walks}
-        handed = _handed(read.values(), walkers)
-        for name, found in walkers.items():  # what each walk may list, by now
-            kin = descendants if found.deep else children
-            todo += [(p, False) for n in handed[name] | found.strings for p in kin.get(n, ())]
-            if found.lists_path:  # `iter_modules(pkg.__path__)`: a package it imports
-                todo += [(p, False) for n in found.names for p in children.get(n, ())]
+        todo = _walked(read, dotted_of, children, descendants)
         todo = [(p, named) for p, named in todo if p not in seen or (named and p in listed)]
     return Closure(files=seen, searched=len(texts), listed=frozenset(listed), named_by=named_by)

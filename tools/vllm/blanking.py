@@ -18,15 +18,18 @@ def blank(lines: list[str], nodes: list[ast.stmt]) -> None:
         lines[n] = ""
 
 
+def parse_text(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
 def parsed(
     texts: dict[Path, str], wanted: Callable[[str], object]
 ) -> Iterator[tuple[Path, str, ast.Module]]:
     """(path, text, tree) of each text `wanted` accepts (a cheap test before the parse) that
     parses."""
     for path, text in texts.items():
-        if not wanted(text):
-            continue
-        try:
-            yield path, text, ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
+        if wanted(text) and (tree := parse_text(text)) is not None:
+            yield path, text, tree

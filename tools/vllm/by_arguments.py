@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tools.vllm.blanking import blank, parsed
+from tools.vllm.blanking import blank, parse_text, parsed
+from tools.vllm.selection import module_file, parse_path
 
 FACTORY = "distributed/kv_transfer/kv_connector/factory.py"
 _CONNECTOR = re.compile(r"kv_connector['\"]?\s*[:=]\s*['\"]?(\w+)")
@@ -46,13 +47,6 @@ def world_size(args: dict[str, Any] | None, form: str | None) -> int | None:
     return int(sizes[0]) * int(sizes[1])  # type: ignore[call-overload]
 
 
-def _parse(path: Path) -> ast.Module | None:
-    try:
-        return ast.parse(path.read_text(errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-
-
 def connectors_blanked(
     texts: dict[Path, str], pkg: Path, args: dict[str, Any] | None, form: str | None
 ) -> dict[Path, str]:
@@ -70,10 +64,7 @@ def connectors_blanked(
     if config is not None and chosen is None:
         return texts  # set, but not readable here: any connector may be the one
     text = texts[path]
-    try:
-        tree: ast.Module | None = ast.parse(text)
-    except (SyntaxError, ValueError):
-        tree = None
+    tree = parse_text(text)
     segments = set()
     for node in ast.walk(tree) if tree else []:
         if not (
@@ -103,28 +94,18 @@ def _init_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:
     return found
 
 
-def _module_file(pkg: Path, dotted: str) -> Path | None:
-    if not dotted.startswith(f"{pkg.name}."):
-        return None
-    rel = dotted.split(".", 1)[1].replace(".", "/")
-    for candidate in (pkg / f"{rel}.py", pkg / rel / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def communicator_imports(pkg: Path, communicators: list[str]) -> dict[Path, tuple[Path, int]]:
     """What the communicator classes' `__init__` imports: module file -> (communicator, line)."""
     found: dict[Path, tuple[Path, int]] = {}
     for module in communicators:
-        tree = _parse(pkg / module)
+        tree = parse_path(pkg / module)
         for node in _init_imports(tree) if tree else []:
             names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             names += [a.name for a in node.names] if isinstance(node, ast.Import) else []
             for name in names:
-                target = _module_file(pkg, name)
+                target = module_file(pkg, name)
                 if target is not None:
-                    found.setdefault(target, (pkg / module, node.lineno))
+                    found.setdefault(pkg / target, (pkg / module, node.lineno))
     return found
 
 
@@ -135,7 +116,7 @@ def communicator_blanked(
     out = dict(texts)
     for module in communicators:
         path = pkg / module
-        tree = _parse(path)
+        tree = parse_path(path)
         if path not in out or tree is None:
             continue
         lines = out[path].split("\n")

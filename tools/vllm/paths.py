@@ -16,6 +16,7 @@ when undecided" rule), with vLLM's own roots and selections, read from the relea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.code_paths.branches import Registration
@@ -96,23 +97,44 @@ def _platform(gpu: GpuInfo | None) -> str | None:
     return _PLATFORMS.get(gpu.vendor or "") if gpu is not None else None
 
 
-def _platform_roots(pkg: Path, gpu: GpuInfo | None) -> dict[Path, str]:
+@dataclass(frozen=True)
+class _Group:
+    """The platform vLLM resolves on the server's GPU, the device communicator modules it
+    names, and the processes of a group (tensor_parallel_size × pipeline_parallel_size):
+    read once, for the roots and for the texts the closure reads."""
+
+    platform: str | None
+    communicators: list[str]
+    world: int | None
+
+    @classmethod
+    def read(cls, pkg: Path, startup: VllmStartup, gpu: GpuInfo | None) -> _Group:
+        platform = _platform(gpu)
+        communicators = (
+            platform_class_paths(pkg, platform, "get_device_communicator_cls") if platform else []
+        )
+        return cls(platform, communicators, world_size(startup.args, startup.args_form))
+
+
+def _platform_roots(pkg: Path, gpu: GpuInfo | None, group: _Group) -> dict[Path, str]:
     """The platform vLLM resolves on the server's GPU, and the device communicator it names."""
-    platform = _platform(gpu)
+    platform = group.platform
     if platform is None or not (pkg / platform).is_file() or gpu is None:
         return {}
     found = {pkg / platform: f"the platform vLLM resolves on {gpu.describe()} ({gpu.source})"}
-    for module in platform_class_paths(pkg, platform, "get_device_communicator_cls"):
+    for module in group.communicators:
         found[pkg / module] = f"the device communicator {platform} names"
     return found
 
 
-def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) -> Roots:
+def _roots_for(
+    startup: VllmStartup, method: str | None, gpu: GpuInfo | None, group: _Group
+) -> Roots:
     def roots(pkg: Path, log_text: str, serving: bool) -> dict[Path, str]:
         found: dict[Path, str] = {}
         if not serving:
             return found
-        found |= _platform_roots(pkg, gpu)
+        found |= _platform_roots(pkg, gpu, group)
         engine = _engine(startup, pkg)
         api = "vLLM API server version" in log_text or "APIServer" in startup.processes
         if api and engine == "v1" and (pkg / _ENGINE_CLIENT).is_file():
@@ -140,20 +162,18 @@ def _roots_for(startup: VllmStartup, method: str | None, gpu: GpuInfo | None) ->
     return roots
 
 
-def _communicator_roots(pkg: Path, startup: VllmStartup, gpu: GpuInfo | None) -> dict[Path, str]:
+def _communicator_roots(pkg: Path, group: _Group) -> dict[Path, str]:
     """Above one process per group, what the device communicator's `__init__` imports."""
-    platform = _platform(gpu)
-    world = world_size(startup.args, startup.args_form)
-    if platform is None or world is None or world < 2:
+    world = group.world
+    if group.platform is None or world is None or world < 2:
         return {}
-    communicators = platform_class_paths(pkg, platform, "get_device_communicator_cls")
     return {
         target: (
             f"{communicator.relative_to(pkg)}:{line} imports it in the communicator's "
             f"__init__, built for groups of two or more (the args line: tensor_parallel_size x "
             f"pipeline_parallel_size = {world})"
         )
-        for target, (communicator, line) in communicator_imports(pkg, communicators).items()
+        for target, (communicator, line) in communicator_imports(pkg, group.communicators).items()
     }
 
 
@@ -227,11 +247,12 @@ def read_servings(
     return servings
 
 
-def vllm_layout(startup: VllmStartup, gpu: GpuInfo | None) -> Layout:
+def vllm_layout(startup: VllmStartup, gpu: GpuInfo | None, group: _Group) -> Layout:
     spec = speculative(startup)
+    method = (spec.method or "").lower() if spec else None
     return Layout(
         server="vLLM",
-        process_roots=_roots_for(startup, (spec.method or "").lower() if spec else None, gpu),
+        process_roots=_roots_for(startup, method, gpu, group),
         model_dirs=("model_executor/models", "models"),
         entry_points=("entrypoints/cli/main.py", "entrypoints/openai/api_server.py"),
         model_glob="**/*.py",
@@ -249,6 +270,7 @@ def classify_vllm(
 ) -> PathsReport:
     cache = SummaryCache(pkg)
     graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)
+    group = _Group.read(pkg, startup, gpu)
     registrations, kind = backend_registrations(pkg)
     known = {r.backend for r in registrations}
     servings = read_servings(pkg, startup, architecture, kind, known) if log_text else []
@@ -268,14 +290,14 @@ def classify_vllm(
         gpu=gpu,
         served=served,
         log_text=log_text,
-        layout=vllm_layout(startup, gpu),
+        layout=vllm_layout(startup, gpu, group),
     )
-    auto = AutoSelection.read(pkg, startup, registrations, _platform(gpu))
-    roots = {**auto.roots, **judge.roots(), **_communicator_roots(pkg, startup, gpu)}
+    auto = AutoSelection.read(pkg, startup, registrations, group.platform)
+    roots = {**auto.roots, **judge.roots(), **_communicator_roots(pkg, group)}
     backend_files = {pkg / m for r in registrations for m in r.modules}
     judge.found = reach(graph, roots, gpu, skip=lambda importer, target: False)
     judge.stops = {f for f in backend_files - set(roots) if f not in judge.found.via}
-    named = _closures(judge, startup, registrations, gpu) if servings else None
+    named = _closures(judge, startup, registrations, gpu, group) if servings else None
     relative = [(given, _relative(given, pkg)) for given in files]
     verdicts = [
         unless_loaded(judge.verdict(given, rel), rel, auto, named, pkg, backend_files)
@@ -286,7 +308,11 @@ def classify_vllm(
 
 
 def _closures(
-    judge: Judge, startup: VllmStartup, registrations: list[Registration], gpu: GpuInfo | None
+    judge: Judge,
+    startup: VllmStartup,
+    registrations: list[Registration],
+    gpu: GpuInfo | None,
+    group: _Group,
 ) -> Closure:
     """The judge's closure (every file the server could import), and the one the vLLM rules
     read: where the selections' class paths do not name anything (tools/vllm/unselected.py)."""
@@ -308,14 +334,13 @@ def _closures(
     spec = speculative(startup)
     # the speculative method picks one speculator: none where the args show no config
     method = (spec.method or "").lower() or None if spec else ("" if startup.args else None)
-    texts = selection_texts(pkg, registrations, _platform(gpu), served_files, method)
+    texts = selection_texts(pkg, registrations, group.platform, served_files, method)
     texts = other_platform_blanked(texts, judge.graph, gpu)
     texts = connectors_blanked(texts, pkg, startup.args, startup.args_form)
     texts = executor_blanked(texts, executor_backend(startup.args, startup.args_form))
-    platform = _platform(gpu)
-    if platform is not None and world_size(startup.args, startup.args_form) == 1:
-        communicators = platform_class_paths(pkg, platform, "get_device_communicator_cls")
-        texts = communicator_blanked(texts, pkg, communicators)
+    platform = group.platform
+    if platform is not None and group.world == 1:
+        texts = communicator_blanked(texts, pkg, group.communicators)
     if platform is not None:
         chosen = {b for s in judge.servings for b in s.backends}
         selected = {
@@ -327,7 +352,7 @@ def _closures(
         texts = platform_choices_blanked(texts, pkg / platform, selected, _engine(startup, pkg))
     # other platforms' modules, as unselected backends, are not followed: what only they
     # name (their workers, their runners) runs only on their platform
-    others = {pkg / m for m in platform_classes(pkg) if gpu and m != _platform(gpu)}
+    others = {pkg / m for m in platform_classes(pkg) if gpu and m != group.platform}
     return named_elsewhere(pkg, starts, texts, judge.stops, others, judge.other_models)
 
 

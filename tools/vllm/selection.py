@@ -41,7 +41,8 @@ def vllm_package(repo: Path) -> Path:
     raise ToolError(f"{repo} is not a vLLM source tree ({REGISTRY} not found)")
 
 
-def _parse(path: Path) -> ast.Module | None:
+def parse_path(path: Path) -> ast.Module | None:
+    """The module at `path`, or None where it cannot be read or parsed."""
     try:
         return ast.parse(path.read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):
@@ -68,7 +69,7 @@ def class_module(pkg: Path, qualname: str) -> str | None:
 @lru_cache(maxsize=8)
 def model_registry(pkg: Path) -> dict[str, tuple[str, str]]:
     """Architecture -> (its model file, the registry's line for it)."""
-    tree = _parse(pkg / REGISTRY)
+    tree = parse_path(pkg / REGISTRY)
     found: dict[str, tuple[str, str]] = {}
     for node in tree.body if tree else []:
         target = node.targets[0] if isinstance(node, ast.Assign) and node.targets else None
@@ -94,7 +95,7 @@ def model_registry(pkg: Path) -> dict[str, tuple[str, str]]:
 def _enum_backends(
     pkg: Path, source: str = BACKENDS, enum: str = "AttentionBackendEnum"
 ) -> list[Registration]:
-    tree = _parse(pkg / source)
+    tree = parse_path(pkg / source)
     found = []
     for node in ast.walk(tree) if tree else []:
         if not (isinstance(node, ast.ClassDef) and node.name == enum):
@@ -154,7 +155,7 @@ def line_key(said: str) -> str:
 def _printed_backends(pkg: Path) -> list[Registration]:
     found = []
     for rel in PLATFORM_FILES:
-        tree = _parse(pkg / rel)
+        tree = parse_path(pkg / rel)
         blocks = [
             block
             for node in (ast.walk(tree) if tree else [])
@@ -189,7 +190,7 @@ def backend_registrations(pkg: Path) -> tuple[list[Registration], str]:
 def platform_class_paths(pkg: Path, platform: str, method: str) -> list[str]:
     """The class paths a platform's method returns (`get_device_communicator_cls`), as
     package-relative module files."""
-    tree = _parse(pkg / platform)
+    tree = parse_path(pkg / platform)
     found = []
     for node in ast.walk(tree) if tree else []:
         if isinstance(node, ast.FunctionDef) and node.name == method:
@@ -205,7 +206,7 @@ def validated_backends(pkg: Path, platform: str, mla: bool) -> set[str]:
     """0.10+'s automatic selection imports every backend of the platform's priority list to
     validate it (`_get_backend_priorities`): the enum names it can list for an MLA model or
     for any other (its `if use_mla:` branch and the rest)."""
-    tree = _parse(pkg / platform)
+    tree = parse_path(pkg / platform)
     for node in ast.walk(tree) if tree else []:
         if isinstance(node, ast.FunctionDef) and node.name == "_get_backend_priorities":
             branch = next(
@@ -240,7 +241,7 @@ PLATFORM_PLUGINS = "platforms/__init__.py"
 def platform_classes(pkg: Path) -> dict[str, str]:
     """The platforms' class paths the plugins of platforms/__init__.py return, by module:
     vLLM resolves one of them, the platform it detects."""
-    tree = _parse(pkg / PLATFORM_PLUGINS)
+    tree = parse_path(pkg / PLATFORM_PLUGINS)
     found: dict[str, str] = {}
     for node in ast.walk(tree) if tree else []:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -262,7 +263,7 @@ def mla_prefill_backends(pkg: Path) -> dict[str, list[str]]:
 
 def eagle_draft(pkg: Path, method: str) -> str | None:
     """0.8's V1 EAGLE proposer: the one draft class it imports for `method` (eagle / eagle3)."""
-    tree = _parse(pkg / EAGLE_PROPOSER)
+    tree = parse_path(pkg / EAGLE_PROPOSER)
     names = [
         alias.name
         for node in (tree.body if tree else [])
@@ -279,7 +280,7 @@ def speculators(pkg: Path) -> dict[str, str]:
     """0.34+: speculative method -> the module of its speculator class."""
     classes: dict[str, tuple[str | None, str | None, list[str]]] = {}
     for path in sorted((pkg / SPECULATORS).rglob("*.py")):
-        tree = _parse(path)
+        tree = parse_path(path)
         for node in tree.body if tree else []:
             if not isinstance(node, ast.ClassDef):
                 continue
