@@ -58,7 +58,8 @@ def test_no_file_the_vllm_server_runs_is_called_off_path(
         score.add(case.name, case.truth, _judge(case, source, tmp_path_factory.mktemp(case.name)))
     assert score.right >= 0.95 * score.decided, (release, score)
     # the issue asks 85 % decided; measured 88 % (0.8.5: the arguments' selections, dead
-    # ROCm helpers and a by-path loader now decide) and 81 % (0.34.0): what stays unknown is
-    # named by code inside functions (V0 backends the platform file names, the quantization
-    # methods a quantized checkpoint would load, the benchmark CLI)
-    assert score.decided >= {"0.8.5": 0.85, "0.34.0": 0.79}[release] * score.files, (release, score)
+    # ROCm helpers and a by-path loader now decide) and 86 % (0.34.0: also torch's build has
+    # no XCCL off an XPU, and `vllm bench`'s modules run only under `vllm bench`); what stays
+    # unknown is named by code inside functions (V0 backends the platform file names, the
+    # quantization methods a quantized checkpoint would load)
+    assert score.decided >= {"0.8.5": 0.85, "0.34.0": 0.85}[release] * score.files, (release, score)

@@ -49,3 +49,31 @@ def test_a_function_only_the_other_platforms_branch_used_is_dead(tmp_path: Path)
     # on a ROCm GPU nothing is blanked away from the branch
     rocm = other_platform_blanked(texts, graph, parse_gpu_option("gfx942"))
     assert "return rocm_unquantized_gemm" in rocm[pkg / "layers/utils.py"]
+
+
+PLUGINS = {
+    "platforms/__init__.py": """
+        def xpu_platform_plugin():
+            import torch
+
+            if torch.distributed.is_xccl_available():
+                from vllm.platforms.xpu import XPUPlatform
+            if hasattr(torch, "xpu") and torch.xpu.is_available():
+                return "xpu"
+            return None
+        """,
+    "platforms/xpu.py": "class XPUPlatform:\n    pass\n",
+}
+
+
+def test_torch_of_a_cuda_or_rocm_build_has_no_xpu_and_no_xccl(tmp_path: Path) -> None:
+    """vLLM 0.34 asks every platform plugin at start-up; the XPU one imports its platform
+    where torch has XCCL, which only torch's XPU builds ship."""
+    pkg = write_package(tmp_path, PLUGINS, name="vllm")
+    texts = {p: p.read_text() for p in pkg.rglob("*.py")}
+    graph = ModuleGraph(tmp_path, display_root=pkg)
+    for gpu in ("sm90", "gfx942"):
+        plugins = other_platform_blanked(texts, graph, parse_gpu_option(gpu))[
+            pkg / "platforms/__init__.py"
+        ]
+        assert "vllm.platforms.xpu" not in plugins and 'return "xpu"' not in plugins

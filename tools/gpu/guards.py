@@ -11,6 +11,8 @@ test with no GPU fact in it is never decided: guessing would drop code that runs
 vLLM asks its `current_platform` object (vllm/platforms/interface.py): `is_cuda()`,
 `is_rocm()`, `is_xpu()`, `is_cpu()`, `is_tpu()`, `has_device_capability(90)` (at least),
 `is_device_capability(100)` (exactly), `is_device_capability_family(100)` (the same major).
+torch's own build tells the rest: a CUDA or ROCm torch has no XPU device and no XCCL
+(`torch.xpu.is_available()`, `torch.distributed.is_xccl_available()`: false on those GPUs).
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ _VENDORS = {
     "is_musa": set(),
     "is_hpu": set(),
     "is_mps": set(),
+}
+# what torch's build for a GPU vendor has: the XPU device and Intel's XCCL collectives ship
+# only in torch's XPU builds, never in a CUDA or ROCm one (the vendors where each is true)
+_TORCH_BUILD: dict[tuple[str, str], set[str]] = {
+    ("xpu", "is_available"): set(),
+    ("distributed", "is_xccl_available"): set(),
 }
 _GFX = {
     "is_gfx95_supported": "gfx95",
@@ -109,6 +117,7 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 _PRESENT = "present"  # torch.version.hip / .cuda on their own platform (a version string)
+_NOT_TORCH = _Unknown()  # an expression that asks nothing of torch's build
 
 
 def three_valued(conjunction: bool, values: Iterable[object]) -> object:
@@ -200,16 +209,10 @@ class _Evaluator:
                 return self.vllm_platform(attr, [self.value(a, lookup, depth + 1) for a in args])
             case ast.Attribute(value=ast.Call(func=ast.Name(id="get_platform")), attr=attr):
                 return self.device(_PLATFORM[attr]) if attr in _PLATFORM else UNKNOWN
-            case ast.Attribute(
-                value=ast.Attribute(value=ast.Name(id="torch"), attr="version"),
-                attr=("hip" | "cuda") as attr,
-            ):
-                self.touched = True
-                return (
-                    UNKNOWN
-                    if self.gpu.vendor is None
-                    else (_PRESENT if self.gpu.vendor == attr else None)
-                )
+            case ast.Call() | ast.Attribute() if (
+                built := self.torch_build(node)
+            ) is not _NOT_TORCH:
+                return built
             case ast.Name(id=name):
                 return self.name(name, lookup, depth)
             case ast.Subscript(value=inner, slice=ast.Constant(value=int() as index)):
@@ -235,6 +238,30 @@ class _Evaluator:
                 ):
                     return _ARITH[type(op)](a, b)
         return UNKNOWN
+
+    def torch_build(self, node: ast.expr) -> object:
+        """What torch's build for this GPU's vendor says (_NOT_TORCH: `node` asks nothing of it):
+        `torch.version.cuda` / `.hip` (a version string on their own platform), and
+        `torch.xpu.is_available()`, `torch.distributed.is_xccl_available()` (_TORCH_BUILD)."""
+        match node:
+            case ast.Call(
+                func=ast.Attribute(
+                    value=ast.Attribute(value=ast.Name(id="torch"), attr=module), attr=function
+                ),
+                args=[],
+            ) if (module, function) in _TORCH_BUILD:
+                self.touched = True
+                vendors = _TORCH_BUILD[(module, function)]
+                return UNKNOWN if self.gpu.vendor is None else self.gpu.vendor in vendors
+            case ast.Attribute(
+                value=ast.Attribute(value=ast.Name(id="torch"), attr="version"),
+                attr=("hip" | "cuda") as attr,
+            ):
+                self.touched = True
+                if self.gpu.vendor is None:
+                    return UNKNOWN
+                return _PRESENT if self.gpu.vendor == attr else None
+        return _NOT_TORCH
 
     def vllm_platform(self, method: str, args: list[object]) -> object:
         """vLLM's `current_platform.<method>(*args)` on this GPU."""

@@ -39,6 +39,7 @@ from tools.vllm.by_arguments import (
     executor_blanked,
     world_size,
 )
+from tools.vllm.cli_branches import other_subcommand_blanked
 from tools.vllm.log import speculative
 from tools.vllm.platform_branches import other_platform_blanked, platform_choices_blanked
 from tools.vllm.selection import (
@@ -336,6 +337,7 @@ def _closures(
     method = (spec.method or "").lower() or None if spec else ("" if startup.args else None)
     texts = selection_texts(pkg, registrations, group.platform, served_files, method)
     texts = other_platform_blanked(texts, judge.graph, gpu)
+    texts = other_subcommand_blanked(texts)
     texts = connectors_blanked(texts, pkg, startup.args, startup.args_form)
     texts = executor_blanked(texts, executor_backend(startup.args, startup.args_form))
     platform = group.platform

@@ -19,11 +19,12 @@ from tools.code_paths.imports import lookup_in
 from tools.code_paths.modules import ModuleGraph
 from tools.gpu.guards import decide
 from tools.gpu.info import GpuInfo
-from tools.vllm.blanking import blank, parse_text, parsed
+from tools.vllm.blanking import blank, parse_text, parsed, without_dead_functions
 
 # a cheap test first: only files that ask about the platform are parsed
-_ASKS = re.compile(r"\bis_(?:rocm|hip|xpu|cpu|tpu|cuda|cuda_alike)\b|_is_hip\b")
-_WORD = re.compile(r"\w+")
+_ASKS = re.compile(
+    r"\bis_(?:rocm|hip|xpu|cpu|tpu|cuda|cuda_alike|xccl_available)\b|_is_hip\b|xpu\.is_available"
+)
 
 
 def other_platform_blanked(
@@ -33,8 +34,7 @@ def other_platform_blanked(
     used."""
     if gpu is None or gpu.vendor is None:
         return texts
-    blanked: dict[Path, list[str]] = {}
-    unused: list[tuple[Path, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+    blanked: dict[Path, tuple[list[str], ast.Module, str]] = {}
     for path, text, tree in parsed(texts, _ASKS.search):
         lines = text.split("\n")
         lookup = lookup_in(graph, path)
@@ -48,41 +48,8 @@ def other_platform_blanked(
             blank(lines, node.orelse if value else node.body)
             changed = True
         if changed:
-            blanked[path] = lines
-            unused += [(path, node) for node in _unused_now(lines, tree, text)]
-    named = _files_naming({node.name for _, node in unused}, texts)
-    for path, node in unused:
-        if not named.get(node.name, set()) - {path}:  # no other file of the package names it
-            blank(blanked[path], node.body)
-    return {**texts, **{path: "\n".join(lines) for path, lines in blanked.items()}}
-
-
-def _unused_now(
-    lines: list[str], tree: ast.Module, before: str
-) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The module's plain functions (no decorator: none registers them) that a blanked branch
-    used: once blanked, the name appears only on its own `def` line (a name never used here
-    is an API of the module: not our case). Dead, unless another file names them."""
-    text = "\n".join(lines)
-    found = []
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
-            continue
-        word = re.compile(rf"\b{re.escape(node.name)}\b")
-        if len(word.findall(text)) == 1 and len(word.findall(before)) > 1:
-            found.append(node)
-    return found
-
-
-def _files_naming(names: set[str], texts: dict[Path, str]) -> dict[str, set[Path]]:
-    """Which files hold each of `names` as a word: one pass over the package."""
-    found: dict[str, set[Path]] = {}
-    if not names:
-        return found
-    for path, text in texts.items():
-        for name in names.intersection(_WORD.findall(text)):
-            found.setdefault(name, set()).add(path)
-    return found
+            blanked[path] = (lines, tree, text)
+    return without_dead_functions(texts, blanked)
 
 
 def _class_strings(node: ast.AST) -> list[tuple[str, ast.Constant]]:
