@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -63,15 +64,15 @@ def _unused_now(
     """The module's plain functions (no decorator: none registers them) that a blanked branch
     used: once blanked, the name appears only on its own `def` line (a name never used here
     is an API of the module: not our case). Dead, unless another file names them."""
-    text = "\n".join(lines)
-    found = []
-    for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
-            continue
-        word = re.compile(rf"\b{re.escape(node.name)}\b")
-        if len(word.findall(text)) == 1 and len(word.findall(before)) > 1:
-            found.append(node)
-    return found
+    now, then = Counter(_WORD.findall("\n".join(lines))), Counter(_WORD.findall(before))
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and not node.decorator_list
+        and now[node.name] == 1
+        and then[node.name] > 1
+    ]
 
 
 def _files_naming(names: set[str], texts: dict[Path, str]) -> dict[str, set[Path]]:
