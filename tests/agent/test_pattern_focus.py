@@ -1,0 +1,44 @@
+"""When the profile's time is regex matching, the commits changing a pattern in a file the
+launches used carry three quarters of that time's share of the prior mass; a pattern in an
+unused file does not count, and where every commit changes one the profile tells nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.phases.pattern_focus import BELIEF, pattern_focus
+from agent.state import RangeState
+from tools.repo.commit_groups import RangeCommit
+
+
+def _range(patterns: list[dict[str, int]]) -> tuple[list[RangeState], list[RangeCommit]]:
+    commits = [
+        RangeCommit(sha=f"{i:040x}", subject=f"commit {i}", patterns=p)
+        for i, p in enumerate(patterns)
+    ]
+    states = [RangeState(sha="0" * 40, subject="(good)", verdict="good")]
+    states += [RangeState(sha=c.sha, subject=c.subject) for c in commits]
+    return states, commits
+
+
+def used(path: str) -> bool:
+    return not path.startswith("docs/")
+
+
+def test_the_commits_changing_a_pattern_carry_the_regex_times_share() -> None:
+    states, commits = _range([{}, {"lib/rules.py": 2}, {"docs/conf.py": 1}, {}, {}])
+
+    said = pattern_focus(states, commits, (0.8, "lib/scan.py:Scanner.iter"), used)
+
+    weights = [s.weight for s in states[1:]]
+    assert weights[1] / sum(weights) == pytest.approx(BELIEF * 0.8)
+    assert weights[0] == weights[2] == weights[3] == weights[4] == 1.0
+    assert said.startswith("the time moved into regular-expression matching (Scanner.iter")
+    assert "the 1 of 5 commits" in said and "60% of the prior mass" in said
+
+
+def test_no_commit_or_every_commit_changing_a_pattern_tells_nothing() -> None:
+    for patterns in ([{}, {}], [{"a.py": 1}, {"b.py": 3}]):
+        states, commits = _range(patterns)
+        assert pattern_focus(states, commits, (0.9, "a.py:f"), used) == ""
+        assert [s.weight for s in states] == [1.0] * len(states)
