@@ -177,6 +177,9 @@ class RangeState(BaseModel):
     weight: float = 1.0  # its prior: the highest of the suspected hunks in the files it touches
     unused: bool = False  # it touches only files no traced launch used: weighed light
     partial: bool = False  # judged bad, but short of the bad end: later commits hold the rest
+    # part of the way: the config of its nearer neighbour, launched again beside it, before
+    # it is judged (agent/phases/probe_verdict.py)
+    recheck: str = ""
     # a merge: its base and the commits of its second parent, where the bisection goes on
     # when the merge is the first bad commit and its second parent is bad too
     merge_base: str = ""

@@ -92,15 +92,13 @@ def bisection_of(
         states.append(RangeState(sha=None, subject="the uncommitted changes", weight=weight))
     hot = hot_commit(state, repo)
     _focus(state, states, hot)
-    used = lambda path: weights.get(path, floor + 1) > floor  # noqa: E731 (a light file: unused)
-    patterns = _pattern_focus(state, states, repo, used)
     states[-1].key, states[-1].verdict = state.bad_key, "bad"
     if len(states) < 3:  # one step from good to bad: nothing to probe
         return None
     for probe in states[1:-1]:
         _commit_config(state, probe)
-    b = Bisection(states=states, low=0, high=len(states) - 1, range_good_sha=state.good_sha)
-    b.patterns = patterns
+    b = Bisection(states=states, high=len(states) - 1, range_good_sha=state.good_sha)
+    b.patterns = _pattern_focus(state, states, repo, lambda path: _used(path, weights, floor))
     if hot is not None and repo is not None and all(s.sha != hot for s in states):
         b.hot = hot_pair(state, repo, hot)  # off the first-parent line: it and its parent first
         for here in b.hot:
@@ -143,6 +141,11 @@ def _pattern_focus(
     return pattern_focus(states, state.commits.commits, regex, used) if regex else ""
 
 
+def _used(path: str, weights: dict[str, float], floor: float) -> bool:
+    """Whether a traced launch used `path` (a file no candidate names counts as used)."""
+    return weights.get(path, math.inf) > floor
+
+
 def _range_state(
     commit: RangeCommit | SideCommit, weights: dict[str, float], floor: float
 ) -> RangeState:
@@ -153,7 +156,7 @@ def _range_state(
         author=commit.author,
         date=commit.date,
         weight=max((weights.get(f, weights[""]) for f in files), default=weights[""]),
-        unused=bool(files) and all(weights.get(f, 1e300) <= floor for f in files),
+        unused=bool(files) and not any(_used(f, weights, floor) for f in files),
     )
 
 
@@ -260,7 +263,7 @@ def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
     """A launch of `here` while its verdict is open; else its verdict, recorded."""
     verdict, why = judge(state, here)
     if verdict == RECHECK:  # `why` is the nearer neighbour's key
-        here.why, label = f"{RECHECK}:{why}", state.configs[why].label
+        here.recheck, label = why, state.configs[why].label
         return replicate(state, why, f"bisect: {label} again, beside a probe part of the way")
     if verdict == "more":
         config = state.configs[here.key]
@@ -268,7 +271,7 @@ def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
         if not config.values:
             return request(state, config.key, f"bisect: the tree of {label}")
         return replicate(state, config.key, f"bisect: {label} again ({why})")
-    here.verdict, here.why = verdict, why  # type: ignore[assignment]
+    here.verdict, here.why, here.recheck = verdict, why, ""  # type: ignore[assignment]
     here.partial = why.startswith(PART_WAY)
     here.values = list(state.configs[here.key].values)
     return None

@@ -38,7 +38,7 @@ def judge(state: InvestigationState, probe: RangeState) -> tuple[str, str]:
         state, probe.key, state.bad_key, state.good_key, SEARCH_ALPHA, min_df=BISECT_MIN_DF
     )
     share = f"restores {score.r:.0%} of the gap"
-    if probe.why.startswith(f"{RECHECK}:"):  # part of the way: a neighbour launched again
+    if probe.recheck:  # part of the way: a neighbour launched again
         return part_way(state, probe, share, score.r)
     if score.verdict == "restored":
         return "good", f"at the good level ({share}, p = {score.p_vs_bad:.2g} against bad)"
@@ -67,14 +67,14 @@ def part_way(state: InvestigationState, probe: RangeState, share: str, r: float)
     step (werkzeug's 1 ms end read 1.4-2.2 ms beside two busy ranks; markdown2's bad end read
     157 ms in a loaded CI run, where its tree runs at 85, and its first bad commit looked part
     of the way). The nearer neighbour (on the log scale) is launched once after the probe (the
-    probe's `why` names it meanwhile); a probe at its level then sits at that end, whatever the
+    probe's `recheck` names it meanwhile); a probe at its level then sits at that end, whatever the
     references, which that launch joins, say."""
     b = state.bisection
     config = state.configs[probe.key]
     if b is None:
         return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
-    asked = probe.why.startswith(f"{RECHECK}:")
-    key = probe.why.split(":", 1)[1] if asked else b.states[b.low if r >= 0.5 else b.high].key
+    asked = bool(probe.recheck)
+    key = probe.recheck or b.states[b.low if r >= 0.5 else b.high].key
     if key not in state.configs:
         return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
     good_side = key == b.states[b.low].key

@@ -17,8 +17,9 @@ from tools.profile.movers import Mover
 
 # methods of a compiled pattern (and the `re` module's functions of the same names); no `str`
 # or `bytes` method has these names
-REGEX_CALLS = frozenset({"search", "match", "fullmatch", "finditer", "findall", "sub", "subn"})
-REGEX_CALLS |= {"scanner"}
+REGEX_CALLS = frozenset(
+    {"search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "scanner"}
+)
 
 
 def _spans(root: Path, path: str) -> list[FunctionSpan]:

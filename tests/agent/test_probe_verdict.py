@@ -42,7 +42,7 @@ def _good_now(state: InvestigationState, value: float) -> None:
 def test_a_probe_at_its_neighbours_level_as_the_machine_runs_now_is_good() -> None:
     state, probe = _range()
     assert judge(state, probe) == (RECHECK, state.good_key)  # the neighbour first
-    probe.why = f"{RECHECK}:{state.good_key}"  # as the bisection marks it meanwhile
+    probe.recheck = state.good_key  # as the bisection marks it meanwhile
     _good_now(state, 3.1)  # the load rose: the good tree reads 3.1 now
     verdict, why = judge(state, probe)
     assert verdict == "good" and "the load moved, not the code" in why
@@ -50,7 +50,7 @@ def test_a_probe_at_its_neighbours_level_as_the_machine_runs_now_is_good() -> No
 
 def test_a_true_step_part_of_the_way_stays_bad() -> None:
     state, probe = _range()
-    probe.why = f"{RECHECK}:{state.good_key}"
+    probe.recheck = state.good_key
     _good_now(state, 1.02)  # the good tree still reads 1 ms: the probe holds part of the gap
     verdict, why = judge(state, probe)
     assert verdict == "bad" and why.startswith(PART_WAY)
@@ -63,7 +63,7 @@ def test_a_probe_at_its_bad_neighbours_level_as_the_machine_runs_now_is_bad() ->
     for launch in state.configs[probe.key].launches:
         launch.value = 5.0  # nearer the bad end (10) than the good (1) on the log scale
     assert judge(state, probe) == (RECHECK, state.bad_key)
-    probe.why = f"{RECHECK}:{state.bad_key}"
+    probe.recheck = state.bad_key
     measured(state, {"h"}, [5.05])  # the bad tree, launched again, reads 5 now
     verdict, why = judge(state, probe)
     assert verdict == "bad" and not why.startswith(PART_WAY), why

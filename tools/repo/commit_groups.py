@@ -24,7 +24,7 @@ from unidiff.errors import UnidiffParseError
 from tools.repo.candidates import Candidate
 from tools.repo.git_names import unquote
 from tools.repo.merge_sides import SideCommit, side_commits
-from tools.repo.pattern_lines import changed_patterns
+from tools.repo.pattern_lines import changed_patterns, holds_pattern
 
 _MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
 _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
@@ -107,14 +107,15 @@ def _read_patch(patch: str, commit: RangeCommit, index: int, lines: _Lines) -> N
         added, removed = changes.setdefault(path, (Counter(), Counter()))
         for line in (line for hunk in pfile for line in hunk):
             text = line.value.strip()
+            side = added if line.is_added else removed if line.is_removed else None
+            if side is not None and holds_pattern(text):  # the patterns it changes, by text
+                side[text] += 1
+            if len(text) < _SHORTEST:
+                continue
             if line.is_added:
-                added[text] += 1
-                if len(text) >= _SHORTEST:
-                    lines.added[(path, text)] = index
+                lines.added[(path, text)] = index
             elif line.is_removed:
-                removed[text] += 1
-                if len(text) >= _SHORTEST:
-                    lines.removed.setdefault((path, text), index)
+                lines.removed.setdefault((path, text), index)
     commit.patterns = changed_patterns(changes)
 
 

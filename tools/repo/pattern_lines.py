@@ -26,13 +26,14 @@ def holds_pattern(text: str) -> bool:
 
 def changed_patterns(changes: dict[str, tuple[Counter[str], Counter[str]]]) -> dict[str, int]:
     """How many pattern lines one commit adds or removes in each file: `changes` holds each
-    file's (added, removed) stripped line texts. A line the commit moves (the same text added
-    and removed, in one file or between two) counts nothing."""
+    file's (added, removed) stripped line texts (those that hold no pattern are left out
+    here). A line the commit moves (the same text added and removed, in one file or between
+    two) counts nothing."""
     added: Counter[str] = Counter()
     removed: Counter[str] = Counter()
     for plus, minus in changes.values():
-        added.update(t for t in plus.elements() if holds_pattern(t))
-        removed.update(t for t in minus.elements() if holds_pattern(t))
+        added.update({t: n for t, n in plus.items() if holds_pattern(t)})
+        removed.update({t: n for t, n in minus.items() if holds_pattern(t)})
     new, gone = added - removed, removed - added
     counts: dict[str, int] = {}
     for path, (plus, minus) in changes.items():

@@ -22,6 +22,7 @@ from pathlib import Path
 from tools.code_paths.branches import Registration
 from tools.code_paths.cache import SummaryCache
 from tools.code_paths.closure import Closure, can_import
+from tools.code_paths.definitions import dotted_path
 from tools.code_paths.elsewhere import package_texts
 from tools.code_paths.evidence import PathsReport
 from tools.code_paths.imports import reach
@@ -346,7 +347,7 @@ def _closures(
     if platform is not None:
         chosen = {b for s in judge.servings for b in s.backends}
         selected = {
-            f"{pkg.name}." + m.removesuffix(".py").replace("/", ".")
+            dotted_path(f"{pkg.name}/{m}")
             for r in registrations
             if r.backend in chosen
             for m in r.modules

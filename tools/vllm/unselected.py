@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tools.code_paths.branches import Registration
 from tools.code_paths.closure import Closure, can_import
+from tools.code_paths.definitions import dotted_path
 from tools.code_paths.elsewhere import package_texts
 from tools.code_paths.verdicts import FileVerdict
 from tools.vllm.selection import (
@@ -85,17 +86,15 @@ def selection_texts(
     picks: dict[Path, set[str]] = {}
     if method is not None:
         others = {m for name, m in speculators(pkg).items() if name != method}
-        unpicked = {f"{pkg.name}." + m.removesuffix(".py").replace("/", ".") for m in others}
+        unpicked = {dotted_path(f"{pkg.name}/{m}") for m in others}
         for path in (pkg / SPECULATORS).rglob("*.py") if unpicked else []:
             picks.setdefault(path, set()).update(unpicked)
     for file, _ in model_registry(pkg).values():
         if served is not None and file not in served:
-            dotted = f"{pkg.name}." + file.removesuffix(".py").removesuffix("/__init__")
-            picks.setdefault(pkg / REGISTRY, set()).add(dotted.replace("/", "."))
+            picks.setdefault(pkg / REGISTRY, set()).add(dotted_path(f"{pkg.name}/{file}"))
     for r in registrations:
         for module in r.modules:
-            dotted = f"{pkg.name}." + module.removesuffix(".py").removesuffix("/__init__")
-            picks.setdefault(pkg / r.source, set()).add(dotted.replace("/", "."))
+            picks.setdefault(pkg / r.source, set()).add(dotted_path(f"{pkg.name}/{module}"))
     for module, cls in platform_classes(pkg).items():
         if module != platform:
             picks.setdefault(pkg / PLATFORM_PLUGINS, set()).add(cls.rpartition(".")[0])
