@@ -160,6 +160,7 @@ class Confirmation(BaseModel):
     # in the set, but a deleted file that comes along for a member: id -> that member
     carried: dict[str, str] = Field(default_factory=dict)
     trials: list[list[str]] = Field(default_factory=list)  # smaller sets applied to good
+    rechecked: list[str] = Field(default_factory=list)  # part of the way: its nearer end again
 
 
 class RangeState(BaseModel):

@@ -21,7 +21,6 @@ from agent.levels import (
     all_ids,
     between,
     ensure_config,
-    noise,
     noise_is_measured,
     replicate,
     request,
@@ -31,6 +30,8 @@ from agent.phases.attribute import apply_verdict, best_trial, next_trial
 from agent.phases.carried import carried_deletions, set_aside_carried
 from agent.phases.gap import gap_holds, gap_launch
 from agent.phases.inseparable import cannot_run, say_inseparable
+from agent.phases.load_moved import moved_line, moved_verdict, recheck_launch
+from agent.phases.needed import context_key, needed
 from agent.phases.negligible import set_aside_negligible
 from agent.phases.releases import wanted as releases_wanted
 from agent.phases.remainder import (
@@ -40,9 +41,8 @@ from agent.phases.remainder import (
     search_partner,
     search_the_rest,
 )
-from agent.shares import contrast_share, restored_share
 from agent.state import Confirmation, InvestigationState, Launch, PlannedLaunch
-from agent.stats import ALPHA, NONE_UP_TO, SEARCH_ALPHA, p_contrast
+from agent.stats import ALPHA, SEARCH_ALPHA
 
 MAX_ROUNDS = 3
 
@@ -106,8 +106,9 @@ def _link_groups(state: InvestigationState, ids: list[str]) -> list[list[str]]:
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     """The verdict (confirmed or suspected, to the report), or back to the search."""
-    outcome = conclude(state)
     assert state.confirmation is not None
+    _say_moved(state, state.confirmation, log)
+    outcome = conclude(state)
     names = ", ".join(state.confirmation.culprits)
     if outcome == "search":
         log("plan", "thought", state.notes[-1])
@@ -124,13 +125,39 @@ def advance(state: InvestigationState, log: Callable[..., None]) -> None:
     state.phase = "releases" if releases_wanted(state) else "report"
 
 
-def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
+def _against_references(state: InvestigationState, key: str, apply_side: bool) -> str:
     """restored / none / partial; "unresolved" when it cannot run, "unknown" while unclear."""
     if apply_side:  # reproduces the regression: sits at the bad end, measured from good
         return apply_verdict(state)(key)
     if unresolved(state.configs[key]):
         return "unresolved"
     return between(state, key, state.bad_key, state.good_key).verdict
+
+
+def _verdict(state: InvestigationState, key: str, apply_side: bool) -> str:
+    """As against the references, but part of the way only while its nearer end, launched
+    since, still sits apart from it (load_moved.py); once that end was asked for, an unclear
+    verdict too (its launch now widens the noise that the first partial verdict rested on)."""
+    verdict = _against_references(state, key, apply_side)
+    asked = state.confirmation is not None and key in state.confirmation.rechecked
+    if verdict == "partial" or (verdict == "unknown" and asked):
+        return moved_verdict(state, key, apply_side) or verdict
+    return verdict
+
+
+def _sides(conf: Confirmation) -> tuple[tuple[str, bool], tuple[str, bool]]:
+    """The two ways, as (key, apply_side): the set reverted from bad, applied to good."""
+    return (conf.revert_key, False), (conf.apply_key, True)
+
+
+def _say_moved(state: InvestigationState, conf: Confirmation, log: Callable[..., None]) -> None:
+    """Each way judged at its nearer end's level as the machine runs now, in the transcript."""
+    for key, apply_side in _sides(conf):
+        moved = _verdict(state, key, apply_side) != _against_references(state, key, apply_side)
+        if moved:
+            line = moved_line(state, key, apply_side)
+            state.notes.append(line)
+            log("judge", "verdict", line)
 
 
 def _needs_launch(state: InvestigationState, key: str, apply_side: bool) -> bool:
@@ -166,6 +193,10 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         return _launch(state, conf.apply_key, f"confirm: apply exactly {{{names}}} to good")
     if (end := _end_measured_once(state, conf)) is not None:
         return end
+    for key, apply_side in _sides(conf):
+        partial = _verdict(state, key, apply_side) == "partial"
+        if partial and (now := recheck_launch(state, key, apply_side, conf.rechecked)):
+            return now
     if not noise_is_measured(state):
         # replicates of the two counterfactuals (equal to the references) measure the noise
         key = conf.apply_key if len(apply.values) <= len(revert.values) else conf.revert_key
@@ -176,7 +207,7 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
             continue
         if not without.values:
             return _launch(state, key, f"confirm: is {group} needed? apply all the others to good")
-        if _needed(state, conf, first) is not None:
+        if needed(state, conf, first) is not None:
             continue
         # still undecided: its effect in the bad state's context too (the two contexts are
         # judged as one contrast), each measured as often as the other, up to the cap
@@ -254,50 +285,6 @@ def _attribution_launch(state: InvestigationState, conf: Confirmation) -> Planne
     return _launch(state, key, f"attribute: apply only {{{names}}} to good (the rest comes along?)")
 
 
-UNNEEDED_SHARE = 0.15  # "not needed": the share lost without it is shown to be under this
-
-
-def context_key(state: InvestigationState, conf: Confirmation, first: str) -> str:
-    """The bad state with the rest of the set reverted: the group, alone of the set, in the
-    bad state's context (against the revert of the whole set, it differs by the group only)."""
-    rest = set(conf.culprits) - set(conf.groups[first])
-    return ensure_config(state, all_ids(state) - rest).key
-
-
-def _needed(state: InvestigationState, conf: Confirmation, first: str) -> bool | None:
-    """Is a group of the set needed? True when the set without it falls significantly short of
-    the regression (however small its share: additive causes are all needed; where it still
-    reproduces part of it, on two launches, as for any partial verdict); once the group was
-    also measured in the bad state's context, by one contrast over both contexts (with it
-    against without it, on good and on bad). False when the share lost without it is shown
-    small (its 95 % upper bound under UNNEEDED_SHARE of the gap, over both contexts once
-    both are measured); None: undecided (the set
-    without it does not run, or the data cannot tell a small cause from none)."""
-    without_key = conf.drop_keys[first]
-    without = state.configs[without_key]
-    if unresolved(without) or not without.values:
-        return None
-    alpha = ALPHA / len(conf.drop_keys)  # each group's test among the set's: Bonferroni
-    context = state.configs[context_key(state, conf, first)]
-    revert = state.configs[conf.revert_key]
-    if context.values and revert.values and not unresolved(context):
-        holding = state.configs[state.bad_key].values + state.configs[conf.apply_key].values
-        pairs = [(holding, without.values), (context.values, revert.values)]
-        effect, p = p_contrast(pairs, noise(state))
-        if p <= alpha and (effect > 0) == (state.worse == "higher"):
-            return True
-        share = contrast_share(state, pairs)  # both contexts bound it tighter than one
-        if share is not None and share[2] < UNNEEDED_SHARE:
-            return False
-    else:
-        result = between(state, without_key, state.good_key, state.bad_key)
-        if result.p_vs_good <= alpha and result.r < 1:  # short of the bad end
-            partial = result.r > NONE_UP_TO  # one launch there may be a disturbed one
-            return True if not partial or len(without.values) > 1 else None
-    lost = restored_share(state, without_key)  # the share of the gap missing without it
-    return False if lost is not None and lost[2] < UNNEEDED_SHARE else None
-
-
 Outcome = Literal["confirmed", "suspected", "inconclusive", "search"]
 
 
@@ -351,8 +338,8 @@ def _short(state: InvestigationState, conf: Confirmation, one_way: bool) -> Outc
 
 def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -> Outcome:
     """Reverting restores and applying reproduces: each member needed, and nothing left?"""
-    needed = {first: _needed(state, conf, first) for first in conf.drop_keys}
-    unneeded = [m for first, need in needed.items() if need is False for m in conf.groups[first]]
+    need_of = {first: needed(state, conf, first) for first in conf.drop_keys}
+    unneeded = [m for first, need in need_of.items() if need is False for m in conf.groups[first]]
     if unneeded:
         for finding in state.findings:
             finding.ids = [cid for cid in finding.ids if cid not in unneeded]
@@ -362,18 +349,18 @@ def _both_ways(state: InvestigationState, conf: Confirmation, kept: list[str]) -
             "the regression on the good state"
         )
         return "search"  # the set shrinks every time: no round limit needed here
-    contexts = {first: context_key(state, conf, first) for first in needed}
-    if set_aside_negligible(state, conf, needed, contexts):
+    contexts = {first: context_key(state, conf, first) for first in need_of}
+    if set_aside_negligible(state, conf, need_of, contexts):
         return "search"  # the set shrinks to what explains the gap
     inseparable = [
         first
-        for first, need in needed.items()
+        for first, need in need_of.items()
         if need is None and cannot_run(state.configs[conf.drop_keys[first]])
     ]
     say_inseparable(state, conf, inseparable)
     undecided = [
         m
-        for first, need in needed.items()
+        for first, need in need_of.items()
         if need is None and first not in inseparable
         for m in conf.groups[first]
     ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, between, noise, unresolved
+from agent.phases.load_moved import launched_since
 from agent.shares import units_share
 from agent.state import InvestigationState, RangeState
 from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA, level, p_equal
@@ -78,12 +79,7 @@ def part_way(state: InvestigationState, probe: RangeState, share: str, r: float)
     if key not in state.configs:
         return "bad", f"{PART_WAY} ({share}): part of the regression is in already"
     good_side = key == b.states[b.low].key
-    first = min(launch.request for launch in config.launches)
-    now = [
-        launch.value
-        for launch in state.configs[key].launches
-        if launch.request > first and launch.disturbed is None
-    ]
+    now = launched_since(state, config, key)
     if not now and not asked:
         return RECHECK, key
     if not now:  # its launch again was set aside: nothing better to go on

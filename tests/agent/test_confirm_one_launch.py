@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agent.levels import ensure_config
 from agent.phases import confirm
+from agent.phases.needed import context_key, needed
 from agent.phases.remainder import keep_confirmed_on_budget, remainder_p
 from agent.state import Finding, InvestigationState
 from tests.conftest import bare_state, measured
@@ -33,10 +34,10 @@ def test_a_member_is_not_needed_on_one_launch_that_reproduces_most_of_the_regres
     measured(state, {"utils", "decoy"}, [35.1])  # good + both: reproduces
     without_decoy = measured(state, {"utils"}, [32.1])  # one launch at 92 %
     measured(state, {"decoy"}, [12.0])  # without utils: nothing reproduced
-    assert confirm._needed(state, conf, "decoy") is None  # not yet: a second launch decides
+    assert needed(state, conf, "decoy") is None  # not yet: a second launch decides
     measured(state, {"utils"}, [35.3])
-    assert confirm._needed(state, conf, "decoy") is False
-    assert confirm._needed(state, conf, "utils") is True  # 12 among 10.4: one launch will do
+    assert needed(state, conf, "decoy") is False
+    assert needed(state, conf, "utils") is True  # 12 among 10.4: one launch will do
     assert without_decoy == conf.drop_keys["decoy"]
 
 
@@ -97,12 +98,12 @@ def test_an_undecided_member_is_measured_in_the_bad_context_and_judged_on_both()
     measured(state, {"utils", "decoy"}, [28.3, 27.0])  # good + both: reproduces
     measured(state, {"decoy"}, [24.1, 23.0])  # without utils: short, clearly
     measured(state, {"utils"}, [26.2, 28.8, 21.7, 23.2])  # without the smaller one: unclear
-    assert confirm._needed(state, conf, "decoy") is None
+    assert needed(state, conf, "decoy") is None
     planned = confirm.plan(state)
-    context = confirm.context_key(state, conf, "decoy")  # bad - utils
+    context = context_key(state, conf, "decoy")  # bad - utils
     assert planned is not None and planned.key == context and "revert the others" in planned.why
     measured(state, {"decoy", "other"}, [21.7, 22.4])  # the smaller cause alone: a clear share
-    assert confirm._needed(state, conf, "decoy") is True
+    assert needed(state, conf, "decoy") is True
 
 
 def test_a_decoy_measured_in_both_contexts_is_not_needed() -> None:
@@ -113,7 +114,7 @@ def test_a_decoy_measured_in_both_contexts_is_not_needed() -> None:
     measured(state, {"utils", "decoy"}, [35.1, 35.4])  # good + both
     measured(state, {"utils"}, [35.0, 35.6])  # without the decoy: all of it
     measured(state, {"decoy", "other"}, [10.4, 10.5])  # the decoy alone in bad: nothing
-    assert confirm._needed(state, conf, "decoy") is False
+    assert needed(state, conf, "decoy") is False
 
 
 def test_both_contexts_bound_a_members_share_tighter_than_one() -> None:
@@ -130,9 +131,9 @@ def test_both_contexts_bound_a_members_share_tighter_than_one() -> None:
     measured(state, {"other"}, [19.6, 19.0])  # bad - both
     measured(state, {"utils", "decoy"}, [24.5, 24.9])  # good + both
     measured(state, {"utils"}, [24.7, 24.3])  # good + the set without the decoy
-    assert confirm._needed(state, conf, "decoy") is None
+    assert needed(state, conf, "decoy") is None
     measured(state, {"decoy", "other"}, [19.3, 19.4])  # the decoy alone of the set, in bad
-    assert confirm._needed(state, conf, "decoy") is False
+    assert needed(state, conf, "decoy") is False
 
 
 def test_a_search_for_the_rest_among_the_kept_keeps_what_was_dropped() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agent.levels import ensure_config
 from agent.phases import confirm
+from agent.phases.needed import context_key, needed
 from agent.phases.negligible import group_share
 from agent.state import Finding, Hypothesis
 from tests.conftest import bare_state, measured
@@ -33,8 +34,8 @@ def test_a_one_percent_share_is_negligible_not_a_culprit() -> None:
     measured(state, set(), [10.01, 9.99])  # revert both: the good value
     measured(state, {"regex"}, [157.5, 157.8, 157.3, 157.6])  # good + regex: 99 % of the gap
     measured(state, {"load"}, [10.2, 10.18, 10.22, 10.19])  # good + load: 1 % of it
-    assert confirm._needed(state, conf, "load") is True  # measurable: it is not noise alone
-    share = group_share(state, conf, "load", confirm.context_key(state, conf, "load"))
+    assert needed(state, conf, "load") is True  # measurable: it is not noise alone
+    share = group_share(state, conf, "load", context_key(state, conf, "load"))
     assert share is not None and share[1] < state.min_share
 
     assert confirm.conclude(state) == "search"  # the set shrinks to what explains the gap
