@@ -1,12 +1,13 @@
 """When the profile's time is regex matching, the commits changing a pattern in a file the
 launches used carry three quarters of that time's share of the prior mass; a pattern in an
-unused file does not count, and where every commit changes one the profile tells nothing."""
+unused file does not count, and where every commit changes one the profile tells nothing. Of
+that share, most goes to the commits that write a pattern prone to catastrophic backtracking."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.phases.pattern_focus import BELIEF, pattern_focus
+from agent.phases.pattern_focus import BELIEF, PRONE, pattern_focus
 from agent.state import RangeState
 from tools.repo.commit_groups import RangeCommit
 
@@ -42,3 +43,19 @@ def test_no_commit_or_every_commit_changing_a_pattern_tells_nothing() -> None:
         states, commits = _range(patterns)
         assert pattern_focus(states, commits, (0.9, "a.py:f"), used) == ""
         assert [s.weight for s in states] == [1.0] * len(states)
+
+
+def test_the_commit_writing_a_backtracking_pattern_carries_most_of_it() -> None:
+    states, commits = _range([{}, {"lib/rules.py": 2}, {"lib/rules.py": 1}, {}, {}, {}])
+    cve = r"(?:\\[\\*]|[^*])*"
+    commits[2].backtracking = {"lib/rules.py": [cve]}
+    commits[3].backtracking = {"docs/conf.py": [r"(a+)+"]}  # unused: not counted
+
+    said = pattern_focus(states, commits, (1.0, "lib/scan.py:Scanner.iter"), used)
+
+    weights = [s.weight for s in states[1:]]
+    assert weights[2] / sum(weights) == pytest.approx(BELIEF * PRONE)
+    assert (weights[1] + weights[2]) / sum(weights) > BELIEF  # the other changer keeps its lift
+    assert weights[3] == 1.0
+    assert "1 of them writes a pattern that can backtrack catastrophically" in said
+    assert f"(`{cve}`): they weigh 60%" in said

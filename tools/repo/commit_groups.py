@@ -24,7 +24,7 @@ from unidiff.errors import UnidiffParseError
 from tools.repo.candidates import Candidate
 from tools.repo.git_names import unquote
 from tools.repo.merge_sides import SideCommit, side_commits
-from tools.repo.pattern_lines import changed_patterns, holds_pattern
+from tools.repo.pattern_lines import changed_patterns, holds_pattern, written_backtracking
 
 _MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
 _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
@@ -38,6 +38,8 @@ class RangeCommit(BaseModel):
     files: list[str] = Field(default_factory=list)  # the paths its first-parent diff touches
     # the lines of regular expressions it changes, by file (tools/repo/pattern_lines.py)
     patterns: dict[str, int] = Field(default_factory=dict)
+    # the patterns it writes that can backtrack catastrophically, by file (backtracking.py)
+    backtracking: dict[str, list[str]] = Field(default_factory=dict)
     # a merge: the base and the commits its second parent brought (oldest first)
     merge_base: str = ""
     side: list[SideCommit] = Field(default_factory=list)
@@ -117,6 +119,7 @@ def _read_patch(patch: str, commit: RangeCommit, index: int, lines: _Lines) -> N
             elif line.is_removed:
                 lines.removed.setdefault((path, text), index)
     commit.patterns = changed_patterns(changes)
+    commit.backtracking = written_backtracking(changes)
 
 
 def _place(c: Candidate, lines: _Lines, uncommitted: int) -> int | None:

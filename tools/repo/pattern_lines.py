@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from tools.repo.backtracking import prone_patterns
+
 REGEX_SYNTAX = re.compile(
     r"\(\?[:P=!<]|\[\^|\.[*+]|\\[sSdDwWbB][*+?{]|[\])][*+]\?|[\])]\{\d*,\d*\}"
 )
@@ -42,3 +44,18 @@ def changed_patterns(changes: dict[str, tuple[Counter[str], Counter[str]]]) -> d
         if count:
             counts[path] = count
     return counts
+
+
+def written_backtracking(
+    changes: dict[str, tuple[Counter[str], Counter[str]]],
+) -> dict[str, list[str]]:
+    """The patterns prone to catastrophic backtracking (tools/repo/backtracking.py) that one
+    commit writes, by file: in a line it adds, and in none it removes (a pattern it only moves
+    or keeps was there before)."""
+    before = {p for _, minus in changes.values() for line in minus for p in prone_patterns(line)}
+    written: dict[str, list[str]] = {}
+    for path, (plus, _) in changes.items():
+        new = [p for line in plus for p in prone_patterns(line) if p not in before]
+        if new:
+            written[path] = sorted(set(new))
+    return written
