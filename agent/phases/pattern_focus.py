@@ -55,13 +55,14 @@ def pattern_focus(
     first = prone[0][1]
     return said + (
         f"; {len(prone)} of them {'writes' if len(prone) == 1 else 'write'} a pattern that "
-        "can backtrack catastrophically "
+        "can backtrack catastrophically, still in the bad tree "
         f"(`{first}`{' and others' if len(prone) > 1 else ''}): they weigh {lifted:.0%}"
     )
 
 
 def _prone_pattern(commit: RangeCommit, used: Callable[[str], bool]) -> str:
-    """The first pattern prone to backtracking that `commit` writes in a used file, or ""."""
+    """The first line with a pattern prone to backtracking that `commit` writes in a used file
+    and the bad end still holds, or ""."""
     return next((ps[0] for path, ps in commit.backtracking.items() if used(path) and ps), "")
 
 

@@ -47,7 +47,7 @@ def test_no_commit_or_every_commit_changing_a_pattern_tells_nothing() -> None:
 
 def test_the_commit_writing_a_backtracking_pattern_carries_most_of_it() -> None:
     states, commits = _range([{}, {"lib/rules.py": 2}, {"lib/rules.py": 1}, {}, {}, {}])
-    cve = r"(?:\\[\\*]|[^*])*"
+    cve = r"r'(?:\\[\\*]|[^*])*'"  # the line that writes it
     commits[2].backtracking = {"lib/rules.py": [cve]}
     commits[3].backtracking = {"docs/conf.py": [r"(a+)+"]}  # unused: not counted
 
@@ -57,5 +57,8 @@ def test_the_commit_writing_a_backtracking_pattern_carries_most_of_it() -> None:
     assert weights[2] / sum(weights) == pytest.approx(BELIEF * PRONE)
     assert (weights[1] + weights[2]) / sum(weights) > BELIEF  # the other changer keeps its lift
     assert weights[3] == 1.0
-    assert "1 of them writes a pattern that can backtrack catastrophically" in said
+    assert (
+        "1 of them writes a pattern that can backtrack catastrophically, still in the bad tree"
+        in said
+    )
     assert f"(`{cve}`): they weigh 60%" in said

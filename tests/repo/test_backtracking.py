@@ -87,25 +87,30 @@ def test_written_not_moved() -> None:
     }
     assert written_backtracking(moved) == {}
     written = {"inlines.py": (Counter({f"r'{MISTUNE_CVE}'": 1}), Counter({"r'x'": 1}))}
-    assert written_backtracking(written) == {"inlines.py": [MISTUNE_CVE]}
+    assert written_backtracking(written) == {"inlines.py": [f"r'{MISTUNE_CVE}'"]}
 
 
 def test_the_commit_that_writes_it_in_a_real_history(tmp_path: Path) -> None:
+    """Written, moved, and written then rewritten: only the commit whose pattern the bad end
+    still holds counts."""
     repo = git.Repo.init(tmp_path)
-    source = tmp_path / "inlines.py"
 
-    def commit(text: str, message: str) -> str:
-        source.write_text(text)
-        repo.index.add(["inlines.py"])
+    def commit(files: dict[str, str], message: str) -> str:
+        for name, text in files.items():
+            (tmp_path / name).write_text(text)
+        repo.index.add(list(files))
         return repo.index.commit(message).hexsha
 
-    good = commit(f"EMPHASIS = (\n    r'(\\*)('\n    r'{MISTUNE_BEFORE}'\n    r')\\1'\n)\n", "good")
-    commit(f"EMPHASIS = (\n    r'(\\*)('\n    r'{MISTUNE_BEFORE}'\n    r')\\1'\n)\nX = 1\n", "x")
-    cve = commit(
-        f"EMPHASIS = (\n    r'(\\*)('\n    r'{MISTUNE_CVE}'\n    r')\\1'\n)\nX = 1\n", "fix"
-    )
-    commit(f"X = 1\nEMPHASIS = (\n    r'(\\*)('\n    r'{MISTUNE_CVE}'\n    r')\\1'\n)\n", "move")
+    def emphasis(inner: str, before: str = "") -> str:
+        return f"{before}EMPHASIS = (\n    r'(\\*)('\n    r'{inner}'\n    r')\\1'\n)\n"
+
+    good = commit({"inlines.py": emphasis(MISTUNE_BEFORE), "block.py": "X = 1\n"}, "good")
+    early = commit({"block.py": "QUOTE = r'( {0,3}>[^\\n]+(\\n[^\\n]+)*\\n*)+'\n"}, "quote")
+    commit({"block.py": "QUOTE = r'^ {0,3}>.*$'\n"}, "quote, rewritten")
+    cve = commit({"inlines.py": emphasis(MISTUNE_CVE)}, "fix autolink")
+    commit({"inlines.py": emphasis(MISTUNE_CVE, before="Y = 2\n")}, "move")
     groups = commit_groups(repo, good, [])
     written = {c.sha: c.backtracking for c in groups.commits}
-    assert written[cve] == {"inlines.py": [MISTUNE_CVE]}
+    assert written[cve] == {"inlines.py": [f"r'{MISTUNE_CVE}'"]}
     assert [sha for sha, found in written.items() if found] == [cve]
+    assert early not in [sha for sha, found in written.items() if found]

@@ -24,7 +24,12 @@ from unidiff.errors import UnidiffParseError
 from tools.repo.candidates import Candidate
 from tools.repo.git_names import unquote
 from tools.repo.merge_sides import SideCommit, side_commits
-from tools.repo.pattern_lines import changed_patterns, holds_pattern, written_backtracking
+from tools.repo.pattern_lines import (
+    changed_patterns,
+    holds_pattern,
+    still_there,
+    written_backtracking,
+)
 
 _MARK = "debug-agent-commit "  # no patch line starts so: each commit's first line
 _SHORTEST = 4  # shorter line texts (`)`, `else:`) say nothing about where a hunk came from
@@ -38,7 +43,8 @@ class RangeCommit(BaseModel):
     files: list[str] = Field(default_factory=list)  # the paths its first-parent diff touches
     # the lines of regular expressions it changes, by file (tools/repo/pattern_lines.py)
     patterns: dict[str, int] = Field(default_factory=dict)
-    # the patterns it writes that can backtrack catastrophically, by file (backtracking.py)
+    # the lines it writes with a pattern that can backtrack catastrophically, by file, those
+    # the bad end still holds (tools/repo/backtracking.py)
     backtracking: dict[str, list[str]] = Field(default_factory=dict)
     # a merge: the base and the commits its second parent brought (oldest first)
     merge_base: str = ""
@@ -139,6 +145,15 @@ def _place(c: Candidate, lines: _Lines, uncommitted: int) -> int | None:
     return lines.touched.get(c.file, uncommitted)
 
 
+def _keep_present(repo: git.Repo, commits: list[RangeCommit], head: str) -> None:
+    """Each commit's backtracking-prone lines, those the bad end still holds."""
+    written = {line for c in commits for lines in c.backtracking.values() for line in lines}
+    present = still_there(repo, written, head)
+    for c in commits:
+        kept = {path: [t for t in lines if t in present] for path, lines in c.backtracking.items()}
+        c.backtracking = {path: lines for path, lines in kept.items() if lines}
+
+
 def commit_groups(
     repo: git.Repo, good_sha: str, candidates: list[Candidate], head: str = "HEAD"
 ) -> CommitGroups:
@@ -155,6 +170,7 @@ def commit_groups(
     )
     for commit in commits:
         commit.merge_base, commit.side = side_commits(repo, commit.sha)
+    _keep_present(repo, commits, head)
     for c in candidates:
         index = _place(c, lines, len(commits))
         if index is not None:

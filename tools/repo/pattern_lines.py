@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import git
+
 from tools.repo.backtracking import prone_patterns
 
 REGEX_SYNTAX = re.compile(
@@ -49,13 +51,27 @@ def changed_patterns(changes: dict[str, tuple[Counter[str], Counter[str]]]) -> d
 def written_backtracking(
     changes: dict[str, tuple[Counter[str], Counter[str]]],
 ) -> dict[str, list[str]]:
-    """The patterns prone to catastrophic backtracking (tools/repo/backtracking.py) that one
-    commit writes, by file: in a line it adds, and in none it removes (a pattern it only moves
-    or keeps was there before)."""
+    """The lines holding a pattern prone to catastrophic backtracking (tools/repo/backtracking.py)
+    that one commit writes, by file: added, their pattern in no line it removes (a pattern it
+    only moves or keeps was there before)."""
     before = {p for _, minus in changes.values() for line in minus for p in prone_patterns(line)}
     written: dict[str, list[str]] = {}
     for path, (plus, _) in changes.items():
-        new = [p for line in plus for p in prone_patterns(line) if p not in before]
+        new = [line for line in plus if any(p not in before for p in prone_patterns(line))]
         if new:
-            written[path] = sorted(set(new))
+            written[path] = sorted(new)
     return written
+
+
+def still_there(repo: git.Repo, lines: set[str], head: str) -> set[str]:
+    """Which of `lines` the bad end still holds, in any file (`head`; "HEAD": the working
+    tree, uncommitted changes in): a pattern rewritten later did not make the bad end slow."""
+    if not lines:
+        return set()
+    where = [] if head == "HEAD" else [head]
+    args = ["-F", "-o", "-h", "--no-color", *(a for line in sorted(lines) for a in ("-e", line))]
+    try:
+        found = repo.git.grep(*args, *where)
+    except git.GitCommandError:  # exit 1: none of them
+        return set()
+    return set(found.splitlines()) & lines  # -o -h: the matched text alone, one per line
