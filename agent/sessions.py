@@ -34,6 +34,8 @@ def find_session(name: str, root: Path) -> Path:
         )
     if (direct / "transcript.jsonl").exists():
         return direct
+    if direct.is_absolute() or len(direct.parts) > 1:  # a path, not an id: nothing to look up
+        raise ToolError(f"{name} is not a session folder (it holds no transcript.jsonl)")
     matches = []
     for folder in dict.fromkeys([root, state_dir() / "sessions"]):
         matches += sorted(p for p in folder.glob(f"{name}*") if (p / "transcript.jsonl").exists())

@@ -16,6 +16,21 @@ def test_create_into_non_empty_folder(tmp_path: Path) -> None:
     assert (tmp_path / "x.txt").read_text() == "mine"
 
 
+def test_create_where_no_folder_can_be(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("mine")
+    assert_one_line_error(
+        run_cli("lab", "create", "seed", str(tmp_path / "a-file" / "lab")),
+        "cannot create the lab folder",
+    )
+    assert (tmp_path / "a-file").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", ["replay", "report"])
+def test_a_session_path_that_holds_no_session(command: str, tmp_path: Path) -> None:
+    for name in (str(tmp_path / "nowhere"), "some/where"):  # an absolute path, a relative one
+        assert_one_line_error(run_cli(command, name, cwd=tmp_path), "is not a session folder")
+
+
 def test_create_unknown_kind(tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"

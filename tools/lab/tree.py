@@ -31,7 +31,10 @@ def copy_template(dest: Path, template: Path) -> None:
 def prepare_dir(dest: Path) -> None:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise LabError(f"{dest} exists and is not an empty folder")
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a parent that is a file, read-only, or not there to be made
+        raise LabError(f"cannot create the lab folder {dest}: {e.strerror or e}") from None
 
 
 def commit_good(dest: Path, message: str) -> git.Repo:
