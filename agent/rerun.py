@@ -14,6 +14,7 @@ from pathlib import Path
 from agent.levels import between, noise, update_levels
 from agent.runner import Runner
 from agent.session import new_session_id
+from agent.sessions import final_state
 from agent.state import Failure, InvestigationState
 from agent.transcript import Transcript
 from tools.config import load_config
@@ -35,10 +36,7 @@ def _target(old: InvestigationState, header: dict) -> Path:
 
 
 def rerun(session: Path, sessions: Path, echo=None) -> dict:
-    state_file = session / "state.json"
-    if not state_file.exists():
-        raise ToolError(f"session {session.name} did not finish: nothing to re-run")
-    old = InvestigationState.model_validate(json.loads(state_file.read_text()))
+    old = final_state(session, "did not finish: nothing to re-run")
     header = json.loads((session / "transcript.jsonl").read_text().splitlines()[0])
     target = _target(old, header)
     try:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from agent.result import ResultSummary
+from agent.state import InvestigationState
 from agent.transcript import read_transcript
 from tools.errors import ToolError
 from tools.folders import state_dir
@@ -85,3 +86,20 @@ def list_sessions(root: Path) -> list[SessionInfo]:
         except ToolError:
             continue
     return found
+
+
+def final_state(session: Path, unfinished: str) -> InvestigationState:
+    """The session's final state (state.json); one clear line where it is missing (`unfinished`
+    says what that means here) or damaged."""
+    state_file = session / "state.json"
+    if not state_file.exists():
+        raise ToolError(f"session {session.name} {unfinished}")
+    try:
+        return InvestigationState.model_validate_json(state_file.read_bytes())
+    except ValidationError as e:
+        first = e.errors()[0] if e.errors() else {"loc": (), "msg": str(e)}
+        where = ".".join(str(part) for part in first["loc"])
+        why = f"{where}: {first['msg']}" if where else first["msg"]
+    except OSError as e:
+        why = e.strerror or str(e)
+    raise ToolError(f"{state_file} cannot be read as a session's state: {why}")

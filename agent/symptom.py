@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from tools.config import BenchSection
 from tools.errors import ToolError
+from tools.visible import has_control, visible, without_escapes
 
 Better = Literal["lower", "higher"]
 
@@ -158,6 +159,11 @@ def _value(number: str, unit: str, target_unit: str) -> float:
 def parse_symptom(text: str, bench: BenchSection | None = None) -> Symptom:
     """The symptom; with `bench`, about what that bench measures (a command bench: its metric,
     in its unit; a symptom naming another metric is an error)."""
+    text = without_escapes(text)  # pasted from a coloured terminal: `\x1b[31m` is no 31
+    if has_control(text):
+        raise SymptomError(
+            f"the symptom {visible(text)!r} holds control characters: write it plainly"
+        )
     read = _read(text)
     if bench is not None and bench.kind == "command":
         metric, unit, direction = _command_metric(text, read, bench)

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import html
 import io
-import json
 from pathlib import Path
 
 from agent.report.flame_graph import flame_graphs
 from agent.report.markdown_page import culprit_place
 from agent.report.time_moved import INTRO, time_moved_rows
 from agent.result import InvestigationResult
+from agent.sessions import final_state
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
-from tools.errors import ToolError
 
 
 def _chart_svg(state: InvestigationState) -> str:
@@ -153,10 +152,7 @@ after the fix {fmt(m.after_fix)} {html.escape(state.unit)}
 
 
 def write_html(session: Path) -> Path:
-    state_file = session / "state.json"
-    if not state_file.exists():
-        raise ToolError(f"session {session.name} has no final state (it did not finish)")
-    state = InvestigationState.model_validate(json.loads(state_file.read_text()))
+    state = final_state(session, "has no final state (it did not finish)")
     out = session / "report.html"
     out.write_text(render(state))
     return out

@@ -31,6 +31,26 @@ def test_a_session_path_that_holds_no_session(command: str, tmp_path: Path) -> N
         assert_one_line_error(run_cli(command, name, cwd=tmp_path), "is not a session folder")
 
 
+@pytest.mark.parametrize(
+    ("state", "says"),
+    [
+        ("{", "Invalid JSON"),
+        ('{"session_id": 3}', "session_id: Input should be a valid string"),
+    ],
+)
+def test_a_damaged_final_state_is_one_line(state: str, says: str, tmp_path: Path) -> None:
+    """`report --html` and `replay --rerun` read state.json: damaged, it is named, never an
+    internal error."""
+    session = tmp_path / "20261207-000000-abcdef"
+    session.mkdir()
+    (session / "transcript.jsonl").write_text('{"kind": "header", "session": "x"}\n')
+    (session / "state.json").write_text(state)
+    for args in (["report", str(session), "--html"], ["replay", str(session), "--rerun"]):
+        assert_one_line_error(
+            run_cli(*args, cwd=tmp_path), f"cannot be read as a session's state: {says}"
+        )
+
+
 def test_create_unknown_kind(tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"

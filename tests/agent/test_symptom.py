@@ -41,6 +41,8 @@ PER_TOKEN = BenchSection(kind="command", command="x", metric="ms_per_token", met
         ("29ms verify (19ms before)", None, "verify_ms", "ms", "lower", 29, 19),
         ("TPOT 35ms (before: 20ms)", None, "tpot_ms", "ms", "lower", 35, 20),
         ("verify 29ms (+50%)", None, "verify_ms", "ms", "lower", 29, None),
+        # copied from a coloured terminal: `\x1b[31m` is a colour, not 31 ms
+        ("verify \x1b[31m29ms\x1b[0m (was 19)", None, "verify_ms", "ms", "lower", 29, 19),
     ],
 )
 def test_symptoms_read(
@@ -69,6 +71,7 @@ def test_symptoms_read(
         ("it is slow", PARSE_MS, "accepted forms"),
         ("verify 29ms (was 45)", None, "describes an improvement"),
         ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
+        ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
     ],
 )
 def test_symptoms_refused(text: str, bench: BenchSection | None, says: str) -> None:
