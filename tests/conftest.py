@@ -336,3 +336,21 @@ def measured(state: InvestigationState, ids: set[str], values: list[float]) -> s
         launch = Launch(value=value, samples=[value], log="", request=state.next_request)
         state.configs[key].launches.append(launch)
     return key
+
+
+def confirming(
+    symptom: str, ids: list[str], bad: list[float], good: list[float], found: list[str]
+) -> InvestigationState:
+    """A state whose search found `found` among the hunks `ids` (file `<id>.py` each), the
+    references measured at `bad` and `good`: the confirmation started."""
+    from agent.phases import confirm
+    from agent.state import Finding
+    from tools.repo.candidates import Candidate
+
+    state = bare_state(symptom)
+    state.candidates = [Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ids]
+    state.bad_key = measured(state, set(ids), bad)
+    state.good_key = measured(state, set(), good)
+    state.findings = [Finding(ids=found, low_key=state.bad_key, high_key=state.good_key)]
+    confirm.start(state)
+    return state

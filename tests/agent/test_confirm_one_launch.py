@@ -8,22 +8,14 @@ from agent.levels import ensure_config
 from agent.phases import confirm
 from agent.phases.needed import context_key, needed
 from agent.phases.remainder import keep_confirmed_on_budget, remainder_p
-from agent.state import Finding, InvestigationState
-from tests.conftest import bare_state, measured
-from tools.repo.candidates import Candidate
+from agent.state import InvestigationState
+from tests.conftest import confirming, measured
 
 
 def _state(found: list[str]) -> InvestigationState:
-    state = bare_state("per token 40ms")
-    state.candidates = [
-        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="")
-        for cid in ("utils", "decoy", "other")
-    ]
-    state.bad_key = measured(state, {"utils", "decoy", "other"}, [35.3, 35.2])
-    state.good_key = measured(state, set(), [10.4, 10.35])
-    state.findings = [Finding(ids=found, low_key=state.bad_key, high_key=state.good_key)]
-    confirm.start(state)
-    return state
+    return confirming(
+        "per token 40ms", ["utils", "decoy", "other"], [35.3, 35.2], [10.4, 10.35], found
+    )
 
 
 def test_a_member_is_not_needed_on_one_launch_that_reproduces_most_of_the_regression() -> None:
@@ -164,14 +156,9 @@ def test_a_remainder_is_measured_against_a_good_reference_launched_twice() -> No
     reverted left a "remainder" that cost six launches to search. There the gap was 200x (the
     remainder, 0.1 % of the time added, is now too small to ask about); here it is 3.4x. The
     parent again first, and the remainder is the load's."""
-    state = bare_state("latency_ms 36 (was 10)")
-    state.candidates = [
-        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ("multipart", "docs")
-    ]
-    state.bad_key = measured(state, {"multipart", "docs"}, [35.3])
-    state.good_key = measured(state, set(), [8.2])
-    state.findings = [Finding(ids=["multipart"], low_key=state.bad_key, high_key=state.good_key)]
-    confirm.start(state)
+    state = confirming(
+        "latency_ms 36 (was 10)", ["multipart", "docs"], [35.3], [8.2], ["multipart"]
+    )
     conf = state.confirmation
     assert conf is not None
     measured(state, {"docs"}, [10.45, 10.4])  # bad - multipart
@@ -189,14 +176,9 @@ def test_a_remainder_is_judged_in_the_metrics_own_units() -> None:
     """pymarkdown's first bad commit: 0.09 ms good, 67 ms bad; its regex hunk reverted reads
     0.135 ms. That is 6 % of the log gap (over MIN_REMAINDER) but 0.07 % of the time the
     regression added: no second cause to look for (it once cost two launches)."""
-    state = bare_state("latency_ms 67 (was 0.09)")
-    state.candidates = [
-        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="") for cid in ("hr", "docs")
-    ]
-    state.bad_key = measured(state, {"hr", "docs"}, [67.2, 64.3])
-    state.good_key = measured(state, set(), [0.087, 0.09])
-    state.findings = [Finding(ids=["hr"], low_key=state.bad_key, high_key=state.good_key)]
-    confirm.start(state)
+    state = confirming(
+        "latency_ms 67 (was 0.09)", ["hr", "docs"], [67.2, 64.3], [0.087, 0.09], ["hr"]
+    )
     conf = state.confirmation
     assert conf is not None
     measured(state, {"docs"}, [0.135])  # bad - hr

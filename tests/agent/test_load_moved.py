@@ -6,22 +6,14 @@ applied to good, read about 3.0 once the load had gone: the culprit was only sus
 from __future__ import annotations
 
 from agent.phases import confirm
-from agent.state import Finding, InvestigationState
-from tests.conftest import bare_state, measured
-from tools.repo.candidates import Candidate
+from agent.state import InvestigationState
+from tests.conftest import confirming, measured
 
 
 def _state() -> InvestigationState:
     """Both references under load; reverting the culprit restores the good value."""
-    state = bare_state("TPOT 3.9ms (was 2.9)")
-    state.candidates = [
-        Candidate(kind="hunk", id=cid, file=f"{cid}.py", patch="")
-        for cid in ("flash_attn", "flashinfer", "qwen2")
-    ]
-    state.bad_key = measured(state, {"flash_attn", "flashinfer", "qwen2"}, [3.49, 3.45])
-    state.good_key = measured(state, set(), [2.55, 2.51])
-    state.findings = [Finding(ids=["flash_attn"], low_key=state.bad_key, high_key=state.good_key)]
-    confirm.start(state)
+    hunks = ["flash_attn", "flashinfer", "qwen2"]
+    state = confirming("TPOT 3.9ms (was 2.9)", hunks, [3.49, 3.45], [2.55, 2.51], ["flash_attn"])
     measured(state, {"flashinfer", "qwen2"}, [2.2, 2.24])  # bad - flash_attn
     return state
 
