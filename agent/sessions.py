@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 from agent.result import ResultSummary
 from agent.state import InvestigationState
 from agent.transcript import read_transcript
-from tools.errors import ToolError
+from tools.errors import ToolError, first_problem
 from tools.folders import state_dir
 
 
@@ -97,9 +97,7 @@ def final_state(session: Path, unfinished: str) -> InvestigationState:
     try:
         return InvestigationState.model_validate_json(state_file.read_bytes())
     except ValidationError as e:
-        first = e.errors()[0] if e.errors() else {"loc": (), "msg": str(e)}
-        where = ".".join(str(part) for part in first["loc"])
-        why = f"{where}: {first['msg']}" if where else first["msg"]
+        why = first_problem(e)
     except OSError as e:
         why = e.strerror or str(e)
     raise ToolError(f"{state_file} cannot be read as a session's state: {why}")

@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from tools import secrets
-from tools.errors import ToolError
+from tools.errors import ToolError, first_problem
 
 CONFIG_NAME = "debug-agent.toml"
 
@@ -342,11 +342,18 @@ def with_good_env(config: TargetConfig, good_env: Path | None) -> TargetConfig:
     )
 
 
+MAX_CONFIG_BYTES = 1 << 20
+
+
 def load_config(path: Path) -> TargetConfig:
     if path.is_dir():
         path = path / CONFIG_NAME
     if not path.exists():
         raise ConfigError(f"no {CONFIG_NAME} in {path.parent} (write one with 'debug-agent init')")
+    if not path.is_file():  # a device or a pipe would be read forever
+        raise ConfigError(f"{path} is not a regular file")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes: a config is a few lines")
     try:
         data = tomllib.loads(path.read_text())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -354,10 +361,7 @@ def load_config(path: Path) -> TargetConfig:
     try:
         config = TargetConfig.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"{path}: {where + ': ' if where else ''}{message}") from None
+        raise ConfigError(f"{path}: {first_problem(e)}") from None
     config._config_dir = path.parent.resolve()
     learn_secrets(config)
     return config

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 from pathlib import Path
@@ -45,6 +46,16 @@ GoodEnvOpt = Annotated[
 MaxLaunchesOpt = Annotated[
     int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
 ]
+
+
+def _check_budgets(**budgets: float | None) -> None:
+    """A budget is a finite number above 0 (0, -5, nan and inf each meant something else)."""
+    for name, value in budgets.items():
+        if value is not None and not (math.isfinite(value) and value > 0):
+            option = "--" + name.replace("_", "-")
+            raise ToolError(f"{option} {value:g} is not a budget: give a number above 0")
+
+
 MaxMinutesOpt = Annotated[
     float | None, typer.Option(help="Budget: wall time (default: [budget] or 60).")
 ]
@@ -88,6 +99,7 @@ def investigate(
     """Investigate a slowdown of the target in ./debug-agent.toml (or of the built-in seed lab)."""
     from agent.investigate import investigate as run
 
+    _check_budgets(max_minutes=max_minutes, max_llm_cost=max_llm_cost)
     if resume:
         from agent.investigate import resume as resume_session
         from agent.sessions import find_session

@@ -216,8 +216,7 @@ def logs_parse(
     from tools.secrets import mask
     from tools.server_log import parse_server_log_file
 
-    if not file.exists() or not file.is_file():
-        raise ToolError(f"no such log file: {file}")
+    _check_log(file)
     # streamed: memory grows with the records, not the file
     result = parse_server_log_file(file, server_name(server))
     if as_json:  # written record by record, each masked
@@ -333,9 +332,16 @@ def _log_text(log: Path | None) -> str:
     """The startup log's text (empty without a log)."""
     if log is None:
         return ""
-    if not log.is_file():
-        raise ToolError(f"no such log file: {log}")
+    _check_log(log)
     return log.read_text(errors="replace")
+
+
+def _check_log(log: Path) -> None:
+    """A log to read is a regular file (a pipe or a device would be read forever)."""
+    if not log.exists():
+        raise ToolError(f"no such log file: {log}")
+    if not log.is_file():
+        raise ToolError(f"{log} is not a regular file: give the server's log file")
 
 
 def _device(gpu: str | None, text: str, log: Path | None) -> GpuInfo | None:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agent.gather import describe
 from agent.llm.models import ChatModel, ModelError, Reply
 from agent.state import InvestigationState
+from tools.errors import first_problem
 
 MAX_TRIES = 5  # answers (and failed calls) per step before the rules reasoner takes over
 SET_PRIORS = {
@@ -282,11 +283,7 @@ class LLMReasoner:
         try:
             parsed = SetPriors.model_validate_json(call.arguments)
         except ValidationError as e:
-            first = e.errors()[0]
-            return (
-                f"set_priors arguments are invalid at "
-                f"{'.'.join(str(p) for p in first['loc']) or 'top'}: {first['msg']}"
-            ), None
+            return f"set_priors arguments are invalid: {first_problem(e)}", None
         unknown = [r.candidate for r in parsed.rankings if r.candidate not in ids]
         if unknown:
             return f"unknown candidate ids {unknown}; use only {ids}", None

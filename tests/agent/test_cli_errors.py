@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -105,6 +106,32 @@ def test_unreadable_symptom(symptom: str, tmp_path: Path) -> None:
 
 def test_logs_parse_missing_file(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("logs", "parse", str(tmp_path / "none.log")), "no such log file")
+
+
+def test_a_log_or_a_config_that_is_no_regular_file_is_not_read_forever(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "server.log")  # nothing ever writes it: a read would wait forever
+    assert_one_line_error(
+        run_cli("logs", "parse", str(tmp_path / "server.log")), "is not a regular file"
+    )
+    (tmp_path / "debug-agent.toml").symlink_to("/dev/zero")  # endless zeros
+    assert_one_line_error(
+        run_cli("investigate", "--symptom", "verify 29ms", cwd=tmp_path), "not a regular file"
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--max-minutes", "0"),
+        ("--max-minutes", "-5"),
+        ("--max-minutes", "nan"),
+        ("--max-minutes", "inf"),
+        ("--max-llm-cost", "-1"),
+    ],
+)
+def test_a_budget_is_a_number_above_zero(option: str, value: str, tmp_path: Path) -> None:
+    done = run_cli("investigate", "--symptom", "verify 29ms", option, value, cwd=tmp_path)
+    assert_one_line_error(done, f"{option} {value} is not a budget")
 
 
 def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:
