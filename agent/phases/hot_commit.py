@@ -16,7 +16,10 @@ import git
 from agent.state import InvestigationState, RangeState
 from tools.repo.commit_of import commits_of
 
-FOCUS = 0.5  # a hunk tied to at least this share of the gap speaks for its commit
+# a hunk tied to at least this share of the gap speaks for its commit: two probes that find the
+# first bad commit when the tie is right, and stay with the bisection when not, pay from about a
+# quarter of the gap on; werkzeug's tie read 39-43 % in some runs and 54-71 % in others
+FOCUS = 0.35
 
 
 def hot_tie(state: InvestigationState) -> tuple[float, str] | None:
