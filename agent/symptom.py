@@ -152,7 +152,8 @@ def _value(number: str, unit: str, target_unit: str) -> float:
     if unit in TIME_UNITS and target_unit in TIME_UNITS:
         value *= TIME_UNITS[unit] / TIME_UNITS[target_unit]
     if not math.isfinite(value) or value > 1e12:
-        raise SymptomError(f"the symptom's value {number}{unit} is out of range")
+        shown = number if len(number) <= 24 else f"{number[:12]}...({len(number)} digits)"
+        raise SymptomError(f"the symptom's value {shown}{unit} is out of range")
     return value
 
 

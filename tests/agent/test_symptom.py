@@ -72,6 +72,7 @@ def test_symptoms_read(
         ("verify 29ms (was 45)", None, "describes an improvement"),
         ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
         ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
+        ("verify " + "9" * 5000 + "ms", None, "999999999999...(5000 digits)ms is out of range"),
     ],
 )
 def test_symptoms_refused(text: str, bench: BenchSection | None, says: str) -> None:
