@@ -174,6 +174,26 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
         run_command_bench(failing, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
 
 
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [
+        (r"x_ms \d+", "the whole match (it has no group) read 'x_ms 9'"),
+        (r"x_(ms)", "group 1 read 'ms'"),
+    ],
+)
+def test_a_metric_regex_that_matches_no_number_says_why(
+    pattern: str, says: str, tmp_path: Path
+) -> None:
+    bench = BenchSection(
+        kind="command", metric="x_ms", command="echo 'x_ms 9'", metric_regex=pattern
+    )
+    with pytest.raises(BenchError, match="not a number: put a group around the number") as no:
+        run_command_bench(
+            bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+        )
+    assert says in str(no.value)
+
+
 def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:
     block = REPO_ROOT / "tests" / "fixtures" / "sglang_logs" / "24-bench-serving-old-variants.log"
     bench = BenchSection(kind="command", metric="output_throughput", command=f"cat {block}")

@@ -48,13 +48,19 @@ def _from_regex(pattern: str, text: str) -> list[float]:
         regex = re.compile(pattern, re.MULTILINE)
     except re.error as e:
         raise BenchError(f"bench.metric_regex {pattern!r} is not a valid regex: {e}") from None
-    values = []
+    values, unread = [], []
     for match in regex.finditer(text):
         raw = match.group(1) if regex.groups else match.group(0)
         try:
             values.append(float(raw))
-        except ValueError:
-            continue
+        except (ValueError, TypeError):  # TypeError: an optional group that matched nothing
+            unread.append(raw)
+    if unread and not values:  # it matched, but never a number: the pattern, not the bench
+        what = "group 1" if regex.groups else "the whole match (it has no group)"
+        raise BenchError(
+            f"bench.metric_regex {pattern!r} matched {len(unread)} time(s), but {what} read "
+            f"{str(unread[0])[:40]!r}, not a number: put a group around the number"
+        )
     return values
 
 
