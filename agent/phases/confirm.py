@@ -154,8 +154,8 @@ def _say_moved(state: InvestigationState, conf: Confirmation, log: Callable[...,
     """Each way judged at its nearer end's level as the machine runs now, in the transcript."""
     for key, apply_side in _sides(conf):
         moved = _verdict(state, key, apply_side) != _against_references(state, key, apply_side)
-        if moved:
-            line = moved_line(state, key, apply_side)
+        line = moved_line(state, key, apply_side) if moved else ""
+        if line and line not in state.notes:  # said once, whatever the rounds after
             state.notes.append(line)
             log("judge", "verdict", line)
 

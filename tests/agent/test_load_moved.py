@@ -33,6 +33,8 @@ def test_a_way_at_its_nearer_end_as_the_machine_runs_now_is_at_that_end() -> Non
     confirm.advance(state, lambda *words: lines.append(words))
     moved = [line[2] for line in lines if "the load moved" in line[2]]
     assert len(moved) == 1 and "bad measures 3.05 now" in moved[0], lines
+    confirm.advance(state, lambda *words: lines.append(words))  # another round: said once
+    assert sum("the load moved" in note for note in state.notes) == 1
 
 
 def test_a_way_still_apart_from_its_nearer_end_stays_part_of_the_way() -> None:
