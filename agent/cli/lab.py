@@ -17,7 +17,7 @@ lab_app = typer.Typer(
 
 
 def _shapes_help() -> str:
-    from tools.lab.shapes import SHAPE_HELP
+    from tools.lab.shape_help import SHAPE_HELP
 
     return (
         "Transformers labs: verify (default) or acceptance. Random labs: force the scenario's "
