@@ -52,12 +52,7 @@ def find_session(name: str, root: Path) -> Path:
 def session_info(path: Path) -> SessionInfo:
     loaded = read_transcript(path / "transcript.jsonl")
     header = loaded.header
-    result_file = path / "result.json"
-    result = (
-        ResultSummary.model_validate_json(result_file.read_text())
-        if result_file.exists()
-        else ResultSummary()
-    )
+    result = _result_summary(path / "result.json")
     launches = (
         result.launches
         if result.launches is not None
@@ -76,6 +71,17 @@ def session_info(path: Path) -> SessionInfo:
         status=status,
         launches=launches,
     )
+
+
+def _result_summary(result_file: Path) -> ResultSummary:
+    """Status and launches from result.json; a damaged one is listed as such, never a crash
+    of the whole list."""
+    if not result_file.exists():
+        return ResultSummary()
+    try:
+        return ResultSummary.model_validate_json(result_file.read_bytes())
+    except (ValidationError, OSError):
+        return ResultSummary(status="result.json damaged")
 
 
 def list_sessions(root: Path) -> list[SessionInfo]:

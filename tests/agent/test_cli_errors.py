@@ -52,6 +52,19 @@ def test_a_damaged_final_state_is_one_line(state: str, says: str, tmp_path: Path
         )
 
 
+def test_a_damaged_result_is_listed_as_such(tmp_path: Path) -> None:
+    """One session's broken result.json does not take the whole list down."""
+    session = tmp_path / "20261207-000000-abcdef"
+    session.mkdir()
+    (session / "transcript.jsonl").write_text(
+        '{"kind": "header", "schema": "debug-agent.transcript/1", "session": "x"}\n'
+    )
+    (session / "result.json").write_text('{"bad\n')
+    done = run_cli("sessions", "--dir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "20261207-000000-abcdef" in done.stdout and "result.json damaged" in done.stdout
+
+
 def test_create_unknown_kind(tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"
