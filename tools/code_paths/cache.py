@@ -2,7 +2,8 @@
 `paths`, and an SGLang tree rarely changes between two runs.
 
 One JSON file per source tree under the state folder, each entry keyed by the file's size and
-mtime; a file that changed is parsed again. Unreadable or unwritable cache files are ignored:
+mtime (a file that changed is parsed again), or, for facts read from a text that a rule may
+have blanked lines of, by the text's digest. Unreadable or unwritable cache files are ignored:
 the cache only saves time.
 """
 
@@ -16,6 +17,10 @@ from pathlib import Path
 from tools.folders import state_dir
 
 VERSION = 1  # of the summary format: another version's entries are not read
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(errors="replace"), digest_size=16).hexdigest()
 
 
 class SummaryCache:
@@ -50,6 +55,17 @@ class SummaryCache:
         if stamp is not None:
             self.entries[str(path)] = [stamp, summary]
             self.changed = True
+
+    def get_for_text(self, path: Path, kind: str, text: str) -> dict | None:
+        """The `kind` of facts about `path` as `text` reads (a rule may have blanked lines)."""
+        entry = self.entries.get(f"{kind}:{path}")
+        if entry and entry[0] == _digest(text) and isinstance(entry[1], dict):
+            return entry[1]
+        return None
+
+    def put_for_text(self, path: Path, kind: str, text: str, facts: dict) -> None:
+        self.entries[f"{kind}:{path}"] = [_digest(text), facts]
+        self.changed = True
 
     def save(self) -> None:
         if not self.changed:

@@ -87,7 +87,7 @@ def _definitions(body: list[ast.stmt], owner: str | None, out: ModuleNames) -> N
             out.definitions.setdefault(name, []).append(definition)
 
 
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement under `body`, nested blocks included; expressions are not entered
     (definitions and imports are statements: a walk of every node costs several times more)."""
     for node in body:
@@ -95,14 +95,14 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for key in ("body", "orelse", "finalbody"):
             block = getattr(node, key, None)
             if isinstance(block, list):
-                yield from _statements(block)
+                yield from statements(block)
         for inner in getattr(node, "handlers", None) or getattr(node, "cases", None) or []:
-            yield from _statements(inner.body)
+            yield from statements(inner.body)
 
 
 def _local_functions(function: ast.FunctionDef | ast.AsyncFunctionDef, out: ModuleNames) -> None:
     """Functions defined inside a function: used by bare name in the same file only."""
-    for node in _statements(function.body):
+    for node in statements(function.body):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             header = line_span(node.lineno, node.body[0].lineno - 1 if node.body else node.lineno)
             local = Definition(header, LOCAL, ast.dump(node.args))
@@ -150,7 +150,7 @@ def read_module(source: str | None, path: str) -> ModuleNames | None:
                 module.by_line.setdefault(line, []).append((name, d))
     module.imports = [
         _import(node, path)
-        for node in _statements(tree.body)
+        for node in statements(tree.body)
         if isinstance(node, ast.Import | ast.ImportFrom)
     ]
     return module

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tools.vllm.blanking import blank, parse_text, parsed
+from tools.vllm.blanking import blank, parse_text, parsed, without_strings
 from tools.vllm.selection import module_file, parse_path
 
 FACTORY = "distributed/kv_transfer/kv_connector/factory.py"
@@ -65,7 +65,7 @@ def connectors_blanked(
         return texts  # set, but not readable here: any connector may be the one
     text = texts[path]
     tree = parse_text(text)
-    segments = set()
+    unchosen: list[ast.expr] = []
     for node in ast.walk(tree) if tree else []:
         if not (
             isinstance(node, ast.Call)
@@ -76,12 +76,9 @@ def connectors_blanked(
         ):
             continue
         name, module = node.args[0], node.args[1]
-        if chosen is not None and name.value == chosen.group(1):  # type: ignore[attr-defined]
-            continue
-        segments.add(ast.get_source_segment(text, module) or "")
-    for segment in sorted(segments - {""}, key=len, reverse=True):
-        text = text.replace(segment, "''" + "\n" * segment.count("\n"))
-    return {**texts, path: text}
+        if chosen is None or name.value != chosen.group(1):  # type: ignore[attr-defined]
+            unchosen.append(module)
+    return {**texts, path: without_strings(text, unchosen)}
 
 
 def _init_imports(tree: ast.Module) -> list[ast.ImportFrom | ast.Import]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tools.vllm.blanking import blank, parsed, without_dead_functions
+from tools.vllm.blanking import Blanked, blank, parsed, plain_functions, without_dead_functions
 
 # subcommands of the `vllm` CLI that start no server (a benchmark client, the chat and
 # completion clients, the environment report): a server's command line never names them
@@ -101,7 +101,7 @@ def _functions(tree: ast.Module) -> list[tuple[ast.AST, str | None]]:
 
 def other_subcommand_blanked(texts: dict[Path, str]) -> dict[Path, str]:
     """`texts` with the branches only another subcommand takes blanked."""
-    blanked: dict[Path, tuple[list[str], ast.Module, str]] = {}
+    blanked: dict[Path, Blanked] = {}
     for path, text, tree in parsed(texts, lambda t: "sys.argv" in t):
         lines = text.split("\n")
         changed = False
@@ -114,5 +114,5 @@ def other_subcommand_blanked(texts: dict[Path, str]) -> dict[Path, str]:
                         blank(lines, node.orelse if value else node.body)
                         changed = True
         if changed:
-            blanked[path] = (lines, tree, text)
+            blanked[path] = (lines, plain_functions(tree), text)
     return without_dead_functions(texts, blanked)

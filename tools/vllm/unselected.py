@@ -20,6 +20,7 @@ from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.definitions import dotted_path
 from tools.code_paths.elsewhere import package_texts
 from tools.code_paths.verdicts import FileVerdict
+from tools.vllm.blanking import without_strings
 from tools.vllm.selection import (
     PLATFORM_PLUGINS,
     REGISTRY,
@@ -111,17 +112,16 @@ def _blanked(text: str, modules: set[str]) -> str:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return text
-    segments = {
-        segment
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and (node.value in modules or node.value.rpartition(".")[0] in modules)
-        and (segment := ast.get_source_segment(text, node))
-    }
-    for segment in sorted(segments, key=len, reverse=True):
-        text = text.replace(segment, "''" + "\n" * segment.count("\n"))
-    return text
+    return without_strings(
+        text,
+        (
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.value in modules or node.value.rpartition(".")[0] in modules)
+        ),
+    )
 
 
 def named_elsewhere(
