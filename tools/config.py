@@ -11,9 +11,10 @@ import shlex
 import sys
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,7 +36,22 @@ class ConfigError(ToolError):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # TOML spells inf and nan: neither is a timeout, a budget or a share
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _environment(env: dict[str, str]) -> dict[str, str]:
+    """Variables a process can be given: no system takes a NUL byte, an empty name or a name
+    holding "=" (the value is not quoted: it may be a secret)."""
+    for name, value in env.items():
+        if not name or "=" in name or "\x00" in name:
+            raise ValueError(f"{name!r} cannot name an environment variable")
+        if "\x00" in value:
+            raise ValueError(f"the value of {name} holds a NUL byte, which no environment carries")
+    return env
+
+
+Environment = Annotated[dict[str, str], AfterValidator(_environment)]
 
 
 class TargetSection(_Section):
@@ -69,7 +85,7 @@ def _regex(pattern: str | None, where: str) -> str | None:
 
 class LaunchSection(_Section):
     command: str
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Environment = Field(default_factory=dict)
     ready: str = "/health"  # an HTTP path to poll, or "log:<regex>" to wait for a log line
     timeout_s: float = Field(default=900.0, gt=0)
 
@@ -81,6 +97,8 @@ class LaunchSection(_Section):
     @field_validator("ready")
     @classmethod
     def _ready_form(cls, ready: str) -> str:
+        if ready == "log:":
+            raise ValueError('the log: pattern is empty: "log:<regex>" waits for a line it matches')
         if ready.startswith("log:"):
             return _regex(ready[4:], "the log: pattern") or ready
         if not ready.startswith("/"):
@@ -95,7 +113,7 @@ class BaselineSection(_Section):
     """How the good reference was launched, where that differs from [launch]."""
 
     command: str | None = None
-    env: dict[str, str] | None = None
+    env: Environment | None = None
 
     @field_validator("command")
     @classmethod
@@ -154,7 +172,7 @@ class BuildSection(_Section):
     """A step run in each scratch tree before its launches (tools/build_step.py)."""
 
     command: str | None = None  # {python}, {worktree} and {config_dir} are filled in
-    env: dict[str, str] = Field(default_factory=dict)
+    env: Environment = Field(default_factory=dict)
     timeout_s: float = Field(default=1800.0, gt=0)
 
     @field_validator("command")

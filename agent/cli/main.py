@@ -13,7 +13,8 @@ import typer
 from agent.cli.lab import lab_app
 from agent.cli.sessions import register_session_commands
 from agent.cli.tools import register_tool_commands
-from tools.errors import STORAGE_ERRORS, ToolError
+from tools.errors import PATH_ERRORS, STORAGE_ERRORS, ToolError
+from tools.visible import visible
 
 app = typer.Typer(
     help="Finds what made an LLM server slower, by experiment, and writes down why.",
@@ -178,12 +179,21 @@ def main() -> None:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except OSError as e:
-        if e.errno not in STORAGE_ERRORS:
+        if e.errno in PATH_ERRORS and e.filename is not None:
+            print(f"error: {_shown(str(e.filename))}: {e.strerror}", file=sys.stderr)
+        elif e.errno in STORAGE_ERRORS:
+            print(f"error: cannot write {e.filename or 'a file'}: {e.strerror}", file=sys.stderr)
+        else:
             _internal_error(e)
-        print(f"error: cannot write {e.filename or 'a file'}: {e.strerror}", file=sys.stderr)
         sys.exit(1)
     except Exception as e:
         _internal_error(e)
+
+
+def _shown(name: str, most: int = 120) -> str:
+    """A path the user gave, fit for one line: control characters shown, the middle cut."""
+    name = visible(name)
+    return name if len(name) <= most else f"{name[: most // 2]}…{name[-most // 2 :]}"
 
 
 def _internal_error(e: Exception) -> NoReturn:

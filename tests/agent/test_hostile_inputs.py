@@ -78,6 +78,16 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\n[baseline]\ncommand = \"x '\"\n",
     "[launch]\ncommand = 'true {port}'\n[host]\nssh = ''\n",
     "\xff\xfe garbage \x00",
+    # what no environment carries: a NUL byte, an empty name, a name holding "="
+    "[launch]\ncommand = 'true {port}'\nenv = { A = \"x\\u0000y\" }\n",
+    "[launch]\ncommand = 'true {port}'\nenv = { 'A=B' = '1' }\n",
+    "[launch]\ncommand = 'true {port}'\n[build]\ncommand = 'true'\nenv = { '' = '1' }\n",
+    # TOML spells inf and nan
+    "[launch]\ncommand = 'true {port}'\ntimeout_s = inf\n",
+    "[launch]\ncommand = 'true {port}'\n[budget]\nmax_minutes = nan\n",
+    "[launch]\ncommand = 'true {port}'\nready = 'log:'\n",
+    # a first word longer than any file name
+    "[launch]\ncommand = '" + "x" * 5000 + " {port}'\n",
 ]
 
 ARGV_CASES = [
@@ -111,6 +121,16 @@ ARGV_CASES = [
     ["diff", "--config", "/nonexistent.toml"],
     ["check", "--config", "/"],
     ["experiment", "--config", "/nonexistent.toml"],
+    # names longer than the system looks up
+    ["replay", "x" * 5000],
+    ["report", "x" * 5000, "--html"],
+    ["investigate", "--resume", "x" * 5000],
+    ["investigate", "--symptom", "verify 29ms", "--llm-replay", "x" * 5000],
+    ["sessions", "--dir", "/tmp/" + "y" * 300],
+    ["logs", "parse", "/tmp/" + "y" * 300],
+    ["paths", "--repo", "/tmp/" + "y" * 300, "x.py"],
+    ["check", "--config", "/tmp/" + "y" * 300],
+    ["lab", "create", "seed", "/tmp/" + "y" * 300],
     ["nosuchcommand"],
     ["--bogus-flag"],
 ]
