@@ -179,6 +179,51 @@ def test_a_dirty_submodule_stops_the_run_with_one_line_naming_it(tmp_path: Path)
     assert any("submodule dep has uncommitted changes" in n for n in result["notes"]), result
 
 
+def test_a_merge_stopped_on_a_conflict_stops_the_run_with_one_line_naming_it(
+    tmp_path: Path,
+) -> None:
+    """The working tree holds conflict markers, a state nobody ran: the run names the file
+    and the way out, measures nothing and leaves the merge as it was."""
+    main = make_repo(tmp_path, {"a.py": "X = 1\n"})
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    for branch, value in (("side", "2"), ("-", "3")):
+        subprocess.run(
+            [*git, "checkout", "-q", *(["-b"] if branch == "side" else []), branch],
+            cwd=main,
+            check=True,
+        )
+        (main / "a.py").write_text(f"X = {value}\n")
+        subprocess.run([*git, "commit", "-qam", branch], cwd=main, check=True)
+    merge = subprocess.run([*git, "merge", "side"], cwd=main, capture_output=True, text=True)
+    assert merge.returncode != 0 and "CONFLICT" in merge.stdout
+    (main / "debug-agent.toml").write_text(
+        '[bench]\nkind = "command"\ncommand = "echo latency_ms: 5"\n'
+        'metric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    before = sh(main, "git", "status", "--porcelain=v2"), sh(main, "git", "ls-files", "--stage")
+    done = run_cli("investigate", "--symptom", "9 (was 5)", "--json", cwd=main)
+    result = json.loads(done.stdout)
+    assert result["status"] == "error" and result["launches"] == 0, result
+    assert any("a.py has an unresolved conflict" in n for n in result["notes"]), result
+    assert (
+        sh(main, "git", "status", "--porcelain=v2"),
+        sh(main, "git", "ls-files", "--stage"),
+    ) == before
+
+
+def test_a_repository_with_no_commit_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("X = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "debug-agent.toml").write_text(
+        '[bench]\nkind = "command"\ncommand = "echo latency_ms: 5"\n'
+        'metric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    for argv in (["check"], ["diff"], ["investigate", "--symptom", "9 (was 5)"]):
+        done = run_cli(*argv, cwd=tmp_path)
+        assert_one_line_error(done)
+        assert "has no commit yet" in done.stderr, done.stderr
+
+
 def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:
     """A tmpfs for the sessions, filled once the search started: one line naming the session
     folder and the resume command. The folder, moved off the full disk, resumes where it now

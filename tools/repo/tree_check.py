@@ -75,17 +75,41 @@ def dirty_submodules(repo: git.Repo) -> list[str]:
     return found
 
 
+def unmerged_paths(repo: git.Repo) -> list[str]:
+    """Paths the index holds in conflict (a merge, rebase or stash pop stopped half-way): the
+    working tree holds conflict markers there, no state anyone ran."""
+    listed = repo.git.ls_files("--unmerged", "-z").split("\0")
+    return sorted({entry.split("\t", 1)[1] for entry in listed if "\t" in entry})
+
+
+def _unbuildable(repo: git.Repo) -> str | None:
+    """Why no scratch tree can be the working tree, before any is built."""
+    dirty = dirty_submodules(repo)
+    if dirty:
+        return (
+            f"submodule {dirty[0]} has uncommitted changes inside it, which no scratch tree "
+            "can carry: commit them in the submodule (a new commit is a change the search can "
+            "test) or stash them, then start again"
+        )
+    unmerged = unmerged_paths(repo)
+    if unmerged:
+        more = f" (and {len(unmerged) - 1} more)" if len(unmerged) > 1 else ""
+        return (
+            f"{unmerged[0]}{more} has an unresolved conflict: resolve it and `git add` it, or "
+            "abort what stopped (git merge --abort, git rebase --abort), then start again"
+        )
+    return None
+
+
 def check_tree(repo_dir: Path, cands: CandidateSet, own: Sequence[str]) -> TreeCheck:
     """Rebuild the bad state from `cands` and compare it with the working tree of `repo_dir`.
     A difference is an answer (ok=False), not an error; GitError only when git itself fails."""
     repo = open_repo(repo_dir)
-    dirty = dirty_submodules(repo)
-    if dirty:
+    unbuildable = _unbuildable(repo)
+    if unbuildable:
         return TreeCheck(
             ok=False,
-            reason=f"submodule {dirty[0]} has uncommitted changes inside it, which no scratch "
-            "tree can carry: commit them in the submodule (a new commit is a change the "
-            "search can test) or stash them, then start again",
+            reason=unbuildable,
             working_tree="",
             rebuilt=None,
             differ=[],

@@ -101,6 +101,11 @@ def resolve_ref(repo: git.Repo, ref: str) -> str:
     try:
         return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
     except git.GitCommandError:
+        if not repo.head.is_valid():
+            raise GitError(
+                f"{repo.working_tree_dir} has no commit yet: commit the good state, then start "
+                "again (the search compares the working tree with a commit)"
+            ) from None
         raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}") from None
 
 
