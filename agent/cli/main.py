@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -187,6 +188,13 @@ def main() -> None:
             _internal_error(e)
         sys.exit(1)
     except Exception as e:
+        if shutil.which("git") is None:  # GitPython refuses to load without it
+            print(
+                "error: git is not on PATH: debug-agent reads and builds every state with git; "
+                "install it (Debian: apt-get install git) or put it on PATH",
+                file=sys.stderr,
+            )
+            sys.exit(1)
         _internal_error(e)
 
 

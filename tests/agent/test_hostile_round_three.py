@@ -224,6 +224,25 @@ def test_a_repository_with_no_commit_is_one_line(tmp_path: Path) -> None:
         assert "has no commit yet" in done.stderr, done.stderr
 
 
+def test_a_shallow_clone_and_a_machine_without_git_are_one_line_each(tmp_path: Path) -> None:
+    source = make_repo(tmp_path)
+    clone = tmp_path / "clone"
+    sh(tmp_path, "git", "clone", "-q", "--depth", "1", f"file://{source}", str(clone))
+    (clone / "debug-agent.toml").write_text(
+        '[bench]\nkind = "command"\ncommand = "echo latency_ms: 5"\n'
+        'metric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    done = run_cli("investigate", "--symptom", "9 (was 5)", "--good", "HEAD~3", cwd=clone)
+    assert_one_line_error(done)
+    assert "shallow clone" in done.stderr and "--unshallow" in done.stderr, done.stderr
+    no_git = tmp_path / "bin"  # a PATH without git (the interpreter is named by its path)
+    no_git.mkdir()
+    for argv in (["diff"], ["investigate", "--symptom", "9 (was 5)"]):
+        done = run_cli(*argv, cwd=clone, env={"PATH": str(no_git)})
+        assert_one_line_error(done)
+        assert "git is not on PATH" in done.stderr, done.stderr
+
+
 def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:
     """A tmpfs for the sessions, filled once the search started: one line naming the session
     folder and the resume command. The folder, moved off the full disk, resumes where it now

@@ -106,7 +106,9 @@ def resolve_ref(repo: git.Repo, ref: str) -> str:
                 f"{repo.working_tree_dir} has no commit yet: commit the good state, then start "
                 "again (the search compares the working tree with a commit)"
             ) from None
-        raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}") from None
+        shallow = Path(repo.common_dir, "shallow").is_file()
+        hint = " (a shallow clone: `git fetch --unshallow` brings the history)" if shallow else ""
+        raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}{hint}") from None
 
 
 def excluding(paths: Sequence[str]) -> list[str]:
