@@ -7,6 +7,7 @@ Slash commands work offline; the engine advances only on /run, and asks before e
 from __future__ import annotations
 
 import io
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -272,11 +273,18 @@ class Chat:
                     {"kind": command[1:], "candidate": cid, "reason": reason.strip()}
                 )
                 self.console.print(f"{command[1:]} {escape(cid)}: applied at the next /run")
-        elif rest.strip().isdigit():
-            self.ctx.inbox.append({"kind": "budget", "max_launches": int(rest)})
-            self.console.print(f"budget: {rest.strip()} launches (from the next /run)")
-        else:
+        elif not rest.strip():
             self.console.print(f"budget: {s.launches} of {s.max_launches} launches spent")
+        elif re.fullmatch(r"[0-9]{1,6}", rest.strip()) and int(rest) >= 2:  # ASCII digits only
+            budget = int(rest)
+            self.ctx.inbox.append({"kind": "budget", "max_launches": budget})
+            spent = f" ({s.launches} are spent: /run stops at once)" if budget <= s.launches else ""
+            self.console.print(f"budget: {budget} launches (from the next /run){spent}")
+        else:
+            self.console.print(
+                f"usage: /budget [N], N launches in all (2 to 999999); {s.launches} of "
+                f"{s.max_launches} are spent"
+            )
 
 
 def _resumed(console: Console, folder: Path, yes: bool) -> Chat:

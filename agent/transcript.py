@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from agent.events import EVENT, Event, EventKind, TranscriptHeader
+from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.secrets import mask, remember
 
@@ -109,7 +110,7 @@ def _check_schema(path: Path, records: list[dict]) -> None:
         raise TranscriptError(f"{path} has no header line")
     schema = str(records[0].get("schema", ""))
     name, _, version = schema.partition("/")
-    if name != SCHEMA.partition("/")[0] or not version.isdigit():
+    if name != SCHEMA.partition("/")[0] or not is_digits(version):
         raise TranscriptError(f"{path}: unknown transcript schema {schema!r}")
     if int(version) > int(SCHEMA.partition("/")[2]):
         raise TranscriptError(

@@ -318,8 +318,13 @@ def _command_problems(
     `places` fills {python}, {worktree} (the repository's root) and {config_dir}."""
     problems = []
     launch = config.launch.command
-    if not config.bench_only and "{port}" not in launch and "--port" not in launch:
-        problems.append("launch.command has neither {port} nor a fixed --port N")
+    if not config.bench_only:
+        from tools.measure import launch_port
+
+        try:
+            launch_port(launch, lambda: 0)  # how the launch will find its port
+        except (ToolError, ValueError) as e:
+            problems.append(str(e))
     if config.build.command:  # run in the scratch tree, as the bench
         problems += _command_line_problems(
             config.build.command, executable, exists, places, "build.command"

@@ -16,6 +16,7 @@ from tools.argv import option_value
 from tools.bench.command import Placeholders, run_command_bench
 from tools.bench.serving import BenchResult, auth_headers, run_http_bench
 from tools.config import BenchSection, TargetConfig
+from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.node.nodes import Node
 from tools.proc.server import ServerInfo
@@ -35,8 +36,8 @@ def launch_port(command: str, free_port: Callable[[], int]) -> int:
             else (argv[i + 1] if arg == "--port" and i + 1 < len(argv) else None)
         )
         if value is not None:
-            if not value.isdigit():
-                raise ToolError(f"launch.command has --port {value!r}, not a number")
+            if not is_digits(value) or not 0 < int(value) < 65536:
+                raise ToolError(f"launch.command has --port {value!r}, not a port (1 to 65535)")
             return int(value)
     raise ToolError(
         "launch.command needs {port} (or a fixed --port N) so the server can be reached"

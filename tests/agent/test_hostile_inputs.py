@@ -86,6 +86,11 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\ntimeout_s = inf\n",
     "[launch]\ncommand = 'true {port}'\n[budget]\nmax_minutes = nan\n",
     "[launch]\ncommand = 'true {port}'\nready = 'log:'\n",
+    # digits str.isdigit takes and int() does not
+    "[launch]\ncommand = 'true --port ²'\n",
+    "[launch]\ncommand = 'true --port=70000'\n",
+    "[launch]\ncommand = 'true {port}'\n[host]\nssh = 'u@h:²'\n",
+    "[launch]\ncommand = 'true {port}'\n[cluster]\nray = 'h:²'\n",
     # a first word longer than any file name
     "[launch]\ncommand = '" + "x" * 5000 + " {port}'\n",
 ]

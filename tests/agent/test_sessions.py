@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, run_cli, wait_gone
+from tests.conftest import REPO_ROOT, assert_one_line_error, run_cli, wait_gone
 from tools.lab.create import create_lab
 
 
@@ -69,6 +69,10 @@ def test_replay_tolerates_a_torn_line_and_refuses_a_future_schema(
     (copy / "transcript.jsonl").write_text("\n".join([json.dumps(header), *lines[1:-1]]) + "\n")
     done = run_cli("replay", str(copy), "--plain")
     assert done.returncode == 1 and "newer than this debug-agent reads" in done.stderr
+    # a digit that is not an ASCII one (str.isdigit says yes, int() says no)
+    header["schema"] = "debug-agent.transcript/²"
+    (copy / "transcript.jsonl").write_text("\n".join([json.dumps(header), *lines[1:-1]]) + "\n")
+    assert_one_line_error(run_cli("replay", str(copy), "--plain"), "unknown transcript schema")
 
 
 def test_html_report_renders_in_chromium(finished: str, tmp_path: Path) -> None:

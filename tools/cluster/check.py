@@ -4,6 +4,7 @@ check` and the start of an investigation say it in one line."""
 from __future__ import annotations
 
 from tools.config import ClusterSection
+from tools.digits import is_digits
 
 
 def cluster_problems(section: ClusterSection) -> list[str]:
@@ -19,7 +20,7 @@ def cluster_problems(section: ClusterSection) -> list[str]:
     if section.ray in ("local", "auto"):
         return []
     host, _, port = section.ray.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not is_digits(port):
         return [
             f'[cluster] ray = {section.ray!r}: give "local", "auto" or HOST:PORT '
             "(ray://HOST:PORT for Ray Client)"

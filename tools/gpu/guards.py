@@ -22,6 +22,7 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from tools.digits import is_digits
 from tools.gpu.info import GpuInfo
 
 # name -> (its expression, the lookup of the module that defines it, "file:line")
@@ -152,7 +153,7 @@ def predicate(name: str, gpu: GpuInfo) -> object:
             return UNKNOWN
         if gpu.major not in majors:
             return False
-        if gpu.cuda_version and gpu.cuda_version.replace(".", "").isdigit():
+        if gpu.cuda_version and is_digits(gpu.cuda_version.replace(".", "")):
             have = tuple(int(x) for x in gpu.cuda_version.split(".")[:2] if x)
             return have >= need
         return True if _MIN_CUDA.get(gpu.major, (0, 0)) >= need else UNKNOWN

@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from tools.config import HostSection
+from tools.digits import is_digits
 from tools.errors import ToolError
 
 _TOOLS = Path(__file__).parent.parent
@@ -63,7 +64,7 @@ def resolve(host: HostSection) -> Endpoint:
     spec = host.ssh
     user, _, rest = spec.rpartition("@")
     alias, _, port = rest.partition(":")
-    if not alias or (port and not port.isdigit()):
+    if not alias or (port and not is_digits(port)):
         raise HostError(f"[host] ssh = {spec!r}: expected user@host[:port]")
     found: dict = {}
     config_file = Path.home() / ".ssh" / "config"

@@ -10,6 +10,8 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.digits import is_digits
+
 
 @dataclass
 class FunctionSpan:
@@ -58,7 +60,7 @@ def named(spans: list[FunctionSpan], name: str) -> FunctionSpan | None:
     """The function `name` names: a qualified name (the sampler's), or a torch trace's
     `name@line` (the code's short name and a line of it)."""
     short, at, line = name.rpartition("@")
-    if not at or not line.isdigit():
+    if not at or not is_digits(line):
         return next((f for f in spans if f.qualname == name), None)
     holding = [
         f

@@ -31,6 +31,7 @@ import git
 import psutil
 from pydantic import BaseModel
 
+from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.repo.filters import cached_filters, filter_environment
 
@@ -231,7 +232,7 @@ def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
             pid, _, host = line.removeprefix("locked " + LOCK_REASON).strip().partition(" on ")
             # a pid is this machine's to judge: on a file system nodes share, another node's
             # worktrees are that node's (a lock without a host is from before hosts were named)
-            if pid.isdigit() and host in ("", socket.gethostname()):
+            if is_digits(pid) and host in ("", socket.gethostname()):
                 found.append(StaleWorktree(path=path, owner_pid=int(pid)))
     return found
 
