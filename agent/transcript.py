@@ -92,7 +92,10 @@ class Loaded(BaseModel):
 
 def _records(path: Path) -> tuple[list[dict], bool]:
     """The JSON lines, and whether the last one was cut (then skipped)."""
-    lines = path.read_text(errors="replace").splitlines()
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as e:  # a folder in its place, no permission: the session is unreadable
+        raise TranscriptError(f"cannot read {path}: {e.strerror or e}") from None
     records, torn = [], False
     for number, line in enumerate(lines, 1):
         try:

@@ -10,8 +10,9 @@ if TYPE_CHECKING:  # pydantic is imported by what validates, not by every comman
 
 # a disk that is full or read-only is the user's to fix, not a bug of ours
 STORAGE_ERRORS = {errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM}
-# a path the system will not look up (too long, a loop of links): the user's to change
-PATH_ERRORS = {errno.ENAMETOOLONG, errno.ELOOP}
+# a path the system will not look up (too long, a loop of links) or that is not the kind of
+# file named (a folder where a file belongs): the user's to change
+PATH_ERRORS = {errno.ENAMETOOLONG, errno.ELOOP, errno.EISDIR, errno.ENOTDIR}
 
 
 class ToolError(RuntimeError):

@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 
 from agent.report.flame_graph import flame_graphs
-from agent.report.markdown_page import culprit_place
+from agent.report.markdown_page import culprit_place, in_unit
 from agent.report.time_moved import INTRO, time_moved_rows
 from agent.result import InvestigationResult
 from agent.sessions import final_state
@@ -54,7 +54,7 @@ def _chart_svg(state: InvestigationState) -> str:
             textcoords="offset points",
         )
     ax.set_xlabel("launch")
-    ax.set_ylabel(f"{state.metric} ({state.unit})")
+    ax.set_ylabel(f"{state.metric}{in_unit(state.unit)}")
     ax.set_title(f"{state.metric} per launch")
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()

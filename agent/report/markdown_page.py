@@ -13,6 +13,11 @@ from agent.state import InvestigationState, Variant
 from tools.repo.commit_info import CommitInfo
 
 
+def in_unit(unit: str) -> str:
+    """` (ms)`; nothing for a metric without a unit (a command bench's count)."""
+    return f" ({unit})" if unit else ""
+
+
 def config_verdict(state: InvestigationState, key: str) -> str:
     """A configuration against the references, in words (the references: themselves)."""
     if key in (state.bad_key, state.good_key):
@@ -182,7 +187,7 @@ def render_markdown(state: InvestigationState) -> str:
         f"# Investigation {state.session_id}: {r.status}",
         "",
         *bisection_lines(r),
-        f"Symptom: `{state.symptom.text}` — metric `{m.name}` ({m.unit}): "
+        f"Symptom: `{state.symptom.text}` — metric `{m.name}`{in_unit(m.unit)}: "
         f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
         f"{fmt(m.after_fix)}. {r.launches} launches.",
         "",
@@ -195,7 +200,7 @@ def render_markdown(state: InvestigationState) -> str:
     lines += [
         "## Configurations measured",
         "",
-        f"| config | launches | mean ({m.unit}) | verdict |",
+        f"| config | launches | mean{in_unit(m.unit)} | verdict |",
         "|---|---|---|---|",
     ]
     for config in state.configs.values():

@@ -65,6 +65,23 @@ def test_a_damaged_result_is_listed_as_such(tmp_path: Path) -> None:
     assert "20261207-000000-abcdef" in done.stdout and "result.json damaged" in done.stdout
 
 
+def test_a_folder_in_place_of_a_transcript_is_one_line(tmp_path: Path) -> None:
+    """The session cannot be read; the list of the others is still shown."""
+    good = tmp_path / "20261207-000000-abcdef"
+    good.mkdir()
+    (good / "transcript.jsonl").write_text(
+        '{"kind": "header", "schema": "debug-agent.transcript/1", "session": "x"}\n'
+    )
+    folder = tmp_path / "20261207-000001-fedcba"
+    (folder / "transcript.jsonl").mkdir(parents=True)
+    done = run_cli("sessions", "--dir", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "20261207-000000-abcdef" in done.stdout
+    assert_one_line_error(run_cli("replay", str(folder), "--plain"), "Is a directory")
+    (folder / "state.json").mkdir()
+    assert_one_line_error(run_cli("report", str(folder), "--html"), "Is a directory")
+
+
 def test_create_unknown_kind(tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("lab", "create", "nope", str(tmp_path / "l")), "unknown lab kind 'nope'"
