@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent.decomposition import WORSE
 from agent.state import Failure, InvestigationState, Launch, Variant
-from agent.stats import launch_value
+from agent.stats import kept_samples, launch_value
 from tools.bench.serving import BenchError
 from tools.cluster.attempt import attempt
 from tools.cluster.ray_pool import Job, JobOutcome, RayPool
@@ -175,7 +175,8 @@ class Runner:
         value = self.value_of(result, state)
         launch = Launch(
             value=value,
-            samples=result.metric.samples,
+            samples=kept_samples(result.metric.samples),
+            requests=len(result.metric.samples),
             log=result.log,
             request=planned,
             traced=job.options.trace,

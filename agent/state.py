@@ -31,7 +31,8 @@ METRIC_UNITS = {"tok_s": "tok/s", "accept_len": "tokens", "verify_ms": "ms", "tp
 
 class Launch(BaseModel):
     value: float  # the launch's statistic: median of its requests' metric
-    samples: list[float]  # per-request values
+    samples: list[float]  # per-request values (agent.stats.kept_samples: at most 1001 kept)
+    requests: int | None = None  # how many there were (None: as many as kept)
     log: str
     request: int  # the request that asked for it (makes re-runs idempotent)
     disturbed: str | None = None  # why it was set aside (agent.disturbed); then not counted

@@ -55,6 +55,21 @@ def launch_value(
     return min(samples) if worse == "higher" else max(samples)
 
 
+KEPT_SAMPLES = 1001  # a launch's requests kept in the state and the transcript, at most
+
+
+def kept_samples(values: list[float]) -> list[float]:
+    """What a session keeps of a launch's requests: all of them, or, for a bench that reports
+    millions (a value per token), that many order statistics evenly spaced from the least to
+    the greatest (their median is within a rank of the median). The launch's value is read
+    from all of them first; copying millions into every checkpoint took minutes and
+    gigabytes."""
+    if len(values) <= KEPT_SAMPLES:
+        return values
+    ranked, last = sorted(values), len(values) - 1
+    return [ranked[round(i * last / (KEPT_SAMPLES - 1))] for i in range(KEPT_SAMPLES)]
+
+
 NOISE_FLOOR = 0.003  # 0.3 %: no bench repeats better than that, whatever a few launches say
 TINY = 1e-12  # a value of 0 (a garbage bench) stays finite on the log scale
 

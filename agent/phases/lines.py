@@ -176,7 +176,7 @@ def launched(
         "experiment",
         "experiment",
         f"launch {state.launches}: {config.label}: {state.metric} "
-        f"{launch.value:.3g} {state.unit} ({state.launch_words.format(n=len(launch.samples))}"
+        f"{launch.value:.3g} {state.unit} ({state.launch_words.format(n=_requests(launch))}"
         f"{environment})",
         config=config.label,
         held=config.ids,
@@ -249,3 +249,7 @@ def outcome(state: InvestigationState, log: Log) -> None:
                 status=h.status,
             )
     log("report", "thought", f"status {state.status}; report in {state.session_dir}/report.md")
+
+
+def _requests(launch: Launch) -> int:
+    return launch.requests or len(launch.samples)

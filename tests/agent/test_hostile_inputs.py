@@ -272,6 +272,30 @@ def test_a_server_that_dies_mid_benchmark_is_reported_as_exited(tmp_path: Path) 
     assert not list(Path(result["session_dir"]).glob("launches/*-start-failed"))
 
 
+def test_a_bench_of_many_values_keeps_a_bounded_record(tmp_path: Path) -> None:
+    """A value per token is millions a launch: each launch is read from all of them, and the
+    session keeps 1001 order statistics (every checkpoint copied them all: 88 MB of state.json
+    and 1.6 GB of memory for four launches of two million)."""
+    bench = "for i in range(1, 20001):\n    print(f'latency_ms: {i}')\n"
+    repo = make_repo(tmp_path, {"bench.py": bench, "x.py": "X = 1\n"})
+    (repo / "x.py").write_text("X = 2\n")
+    (repo / "debug-agent.toml").write_text(
+        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
+        "metric_regex = 'latency_ms: (\\S+)'\n"
+    )
+    done = run_cli("investigate", "--symptom", "latency 20000ms (was 10000)", "--json", cwd=repo)
+    result = json.loads(done.stdout)
+    session = Path(result["session_dir"])
+    state = json.loads((session / "state.json").read_text())
+    assert state["configs"], (result["status"], result["notes"])
+    launch = next(iter(state["configs"].values()))["launches"][0]
+    assert launch["value"] == 10000.5 and launch["requests"] == 20000  # all of them
+    kept = launch["samples"]
+    assert len(kept) == 1001 and kept[0] == 1 and kept[-1] == 20000 and kept[500] == 10001
+    assert "median of 20000" in (session / "transcript.jsonl").read_text()
+    assert (session / "state.json").stat().st_size < 500_000
+
+
 NAN_BENCH = "print('latency_ms: nan')\nprint('latency_ms: -12')\nprint('latency_ms: inf')\n"
 
 

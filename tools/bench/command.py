@@ -6,6 +6,7 @@ import json
 import re
 import statistics
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path, PurePath
 from typing import Protocol
 
@@ -157,8 +158,9 @@ def run_command_bench(
         raise BenchError(
             f"the bench command's output has no value for {bench.metric!r} (see {log_path})"
         )
-    wrong = [v for v in values if not is_measurement(v)]
-    values = [v for v in values if is_measurement(v)]  # NaN, inf, 0 or negative: never counted
+    measured = [is_measurement(v) for v in values]  # NaN, inf, 0 or negative: never counted
+    wrong = [v for v, ok in zip(values, measured, strict=True) if not ok]
+    values = list(compress(values, measured)) if wrong else values
     if not values:
         raise BenchError(
             f"the bench command gave {bench.metric} = "
