@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tools.code_paths.serving import DRAFT_KEY, TARGET_KEYS, loaded_architectures
+from tools.log_file import open_log
 from tools.server_facts import PEEK_CHARS, Server, ServerFacts, Speculative, server_of
 from tools.sglang.log import LogParse, parse_log, parse_log_file
 from tools.vllm.log import parse_vllm_log, parse_vllm_log_file
@@ -56,7 +57,7 @@ def parse_server_log(text: str, server: Server | None = None) -> LogParse:
 
 def parse_server_log_file(path: Path, server: Server | None = None) -> LogParse:
     """As parse_server_log, reading the file line by line (its start tells the server)."""
-    with open(path, encoding="utf-8", errors="replace") as stream:
+    with open_log(path) as stream:
         head = stream.read(PEEK_CHARS)
     told = server or server_of(head)
     if told == "vllm":
@@ -77,7 +78,7 @@ def _shown(facts: ServerFacts, told: Server | None) -> ServerFacts | None:
 def _startup_text(path: Path) -> str:
     """The lines SGLang's facts read (the dump, `Load weight end`), not the whole file."""
     kept = []
-    with open(path, encoding="utf-8", errors="replace") as stream:
+    with open_log(path) as stream:
         for row in stream:
             kept.append(row if ("server_args=" in row or "Load weight end" in row) else "\n")
     return "".join(kept)

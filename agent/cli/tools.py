@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from tools.errors import ToolError
+from tools.log_file import read_log
 
 if TYPE_CHECKING:
     from tools.code_paths.evidence import PathsReport
@@ -333,7 +334,7 @@ def _log_text(log: Path | None) -> str:
     if log is None:
         return ""
     _check_log(log)
-    return log.read_text(errors="replace")
+    return read_log(log)
 
 
 def _check_log(log: Path) -> None:

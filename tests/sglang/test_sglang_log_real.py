@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
+from tests.conftest import run_cli
 from tests.sglang.support import real_log
 from tools.sglang.log import parse_log, parse_log_file
 
@@ -134,3 +136,18 @@ def test_real_dumps_cut_anywhere_give_whole_values_or_null() -> None:
             for key, value in args.items():
                 assert value is None or value == full[key], (number, cut, key, value)
             assert re.fullmatch(r"\w+", next(reversed(args), "x"))
+
+
+def test_a_log_a_windows_shell_wrote_reads_as_the_same_log(tmp_path: Path) -> None:
+    """PowerShell's `>` writes UTF-16 with a byte-order mark and lines ending "\\r\\n"; read
+    as UTF-8 it was NUL bytes between letters and the log showed nothing."""
+    path = real_log("046")
+    text = path.read_text()
+    expected = parse_log_file(path).to_json_dict()
+    for encoding in ("utf-16", "utf-16-be", "utf-8-sig"):
+        copy = tmp_path / f"{encoding}.log"
+        bom = "\ufeff" if encoding == "utf-16-be" else ""  # Python writes the others' mark
+        copy.write_bytes((bom + text.replace("\n", "\r\n")).encode(encoding))
+        assert parse_log_file(copy).to_json_dict() == expected, encoding
+        done = run_cli("logs", "parse", str(copy), "--json")
+        assert done.returncode == 0 and "Kimi-K2.5" in done.stdout, done.stderr

@@ -38,6 +38,7 @@ from tools.bench.output import (
     parse_bench_one_batch,
     parse_bench_serving_block,
 )
+from tools.log_file import open_log
 from tools.server_facts import ServerFacts
 from tools.sglang.log_batch import parse_batch_line
 from tools.sglang.log_errors import ErrorScanner
@@ -283,5 +284,5 @@ def parse_log_file(path: Path) -> LogParse:
     """`parse_log` of a file's bytes decoded as UTF-8 with errors replaced (binary is fine),
     read line by line: memory holds the records found and a few lines, not the file."""
     # open() raises FileNotFoundError here, before any parsing: the caller reports it.
-    with open(path, encoding="utf-8", errors="replace", newline=None) as stream:
+    with open_log(path) as stream:
         return _parse(file_lines(stream))

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tools.bench.output import BenchFinder
+from tools.log_file import open_log
 from tools.server_facts import ServerFacts, Speculative
 from tools.sglang.log import BenchSummary, DecodeRecord, ErrorRecord, LogParse
 from tools.sglang.log_errors import ErrorScanner, is_exception_line
@@ -156,5 +157,5 @@ def parse_vllm_log(text: str) -> LogParse:
 
 
 def parse_vllm_log_file(path: Path) -> LogParse:
-    with open(path, encoding="utf-8", errors="replace", newline=None) as stream:
+    with open_log(path) as stream:
         return _parse(file_lines(stream))
