@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -18,6 +19,7 @@ from tools.config import CONFIG_NAME, TargetConfig, load_config, with_good_env
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
 from tools.stack.check import stack_problems
+from tools.visible import visible
 
 TEMPLATE = """\
 # debug-agent target config, written by 'debug-agent init'. Every key is explained; change what
@@ -29,7 +31,7 @@ good = "{good}"       # a known-good ref; the bad state is the working tree (and
 
 [launch]
 # the server's command line: {{port}} is a free port picked per launch, {{python}} this Python
-command = "{command}"
+command = {command}
 env = {env}
 ready = "/health"   # an HTTP path to poll, or "log:<regex>" for a log line
 timeout_s = 900     # real servers take minutes to load
@@ -135,6 +137,7 @@ def _is_vllm(root: Path) -> bool:
 
 def server_launch(server: str, model: str | None) -> tuple[str, str, str]:
     """(command, env, bench kind) of a launch of `server` from its checkout."""
+    model = shlex.quote(model) if model else None  # one word however it is spelled
     if server == "vllm":
         # the OpenAI API server of the checkout; compiled kernels (vllm/*.so) must be importable
         # from the scratch tree too: an editable install built with VLLM_USE_PRECOMPILED=1
@@ -177,6 +180,8 @@ def project_python(root: Path) -> str:
 def write_config(cwd: Path, model: str | None, force: bool, server: str | None = None) -> Path:
     """A commented config: an SGLang or vLLM launch (named, or told by the checkout), another
     server's, or a library's command bench."""
+    if model is not None and (not model.isprintable() or not model.strip()):
+        raise ToolError(f"--model {visible(model)!r} is not a model path or name")
     repo = open_repo(cwd)
     root = Path(repo.working_tree_dir or cwd)
     path = root / CONFIG_NAME
@@ -201,7 +206,9 @@ def write_config(cwd: Path, model: str | None, force: bool, server: str | None =
         command, env, kind = server_launch(server, model)
     else:
         command, env, kind = "./serve --port {port}", "{ }", "openai"
-    text = TEMPLATE.format(good="HEAD", command=command, env=env, bench_kind=kind, stack=STACK)
+    # a TOML string: JSON's escapes are TOML's (a quote or a backslash in a model path)
+    quoted = json.dumps(command, ensure_ascii=False)
+    text = TEMPLATE.format(good="HEAD", command=quoted, env=env, bench_kind=kind, stack=STACK)
     path.write_text(text)
     return path
 

@@ -204,7 +204,7 @@ def server_name(server: str | None) -> Server | None:
         return None
     if server.lower() not in SERVERS:
         raise ToolError(f"--server {server!r}: use one of {', '.join(SERVERS)}")
-    return cast(Server, server.lower())
+    return cast("Server", server.lower())
 
 
 @logs_app.command("parse")

@@ -149,5 +149,5 @@ def test_a_log_a_windows_shell_wrote_reads_as_the_same_log(tmp_path: Path) -> No
         bom = "\ufeff" if encoding == "utf-16-be" else ""  # Python writes the others' mark
         copy.write_bytes((bom + text.replace("\n", "\r\n")).encode(encoding))
         assert parse_log_file(copy).to_json_dict() == expected, encoding
-        done = run_cli("logs", "parse", str(copy), "--json")
+        done = run_cli("logs", "parse", str(copy), "--server", "sglang", "--json")
         assert done.returncode == 0 and "Kimi-K2.5" in done.stdout, done.stderr

@@ -4,8 +4,12 @@ investigated end to end; plus `init` and `check`."""
 from __future__ import annotations
 
 import json
+import shlex
 import textwrap
+import tomllib
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import assert_one_line_error, make_repo, run_cli
 from tools.lab.create import create_lab
@@ -75,6 +79,26 @@ def test_init_writes_a_config_check_accepts(tmp_path: Path) -> None:
     done = run_cli("check", cwd=lab)
     assert done.returncode == 0 and done.stdout.startswith("ok:"), done.stderr
     assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
+
+
+@pytest.mark.parametrize("server", ["sglang", "vllm"])
+def test_init_for_a_named_server_quotes_any_model_path(server: str, tmp_path: Path) -> None:
+    """A model path with quotes, a backslash or a space is one word of the launch, and the
+    config is valid TOML; a path with a line break or an escape is refused."""
+    repo = make_repo(tmp_path)
+    for model in ('/models/my "best" model', "C:\\models\\x", "org/it's"):
+        done = run_cli("init", "--force", "--server", server, "--model", model, cwd=repo)
+        assert done.returncode == 0, done.stderr
+        command = tomllib.loads((repo / "debug-agent.toml").read_text())["launch"]["command"]
+        words = shlex.split(command)
+        assert words[words.index("--port") - 1] == model, command
+        assert run_cli("check", cwd=repo).returncode == 0
+    for model in ("a\nb", "\x1b[31mred", " "):
+        assert_one_line_error(
+            run_cli("init", "--force", "--server", server, "--model", model, cwd=repo),
+            "is not a model path or name",
+        )
+    assert_one_line_error(run_cli("init", "--server", "tgi", cwd=repo), "--server 'tgi'")
 
 
 def test_check_says_what_is_wrong(tmp_path: Path) -> None:
