@@ -53,6 +53,10 @@ def run_folder(out: Path | None, target: Target, kind: str) -> Path:
         return new_run_dir(sessions_root(Path.cwd(), Path(target.cands.repo)), kind)
     if out.exists() and not out.is_dir():
         raise ToolError(f"--out {out}: not a folder (a file is there)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ToolError(f"--out {out}: cannot make the folder ({e.strerror or e})") from None
     return out
 
 

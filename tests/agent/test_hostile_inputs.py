@@ -151,6 +151,8 @@ EXPERIMENT_ARGS = [
     ["--samples", "0"],
     ["--launches", "0"],
     ["--metric", "nope", "--samples", "1"],
+    ["--out", "/proc/x"],  # a folder no one can make
+    ["--out", "/dev/null/x"],
 ]
 
 
