@@ -367,7 +367,11 @@ def load_config(path: Path) -> TargetConfig:
     if path.is_dir():
         path = path / CONFIG_NAME
     if not path.exists():
-        raise ConfigError(f"no {CONFIG_NAME} in {path.parent} (write one with 'debug-agent init')")
+        if path.name == CONFIG_NAME and path.parent.is_dir():
+            raise ConfigError(
+                f"no {CONFIG_NAME} in {path.parent.resolve()} (write one with 'debug-agent init')"
+            )
+        raise ConfigError(f"no such config file or folder: {path}")
     if not path.is_file():  # a device or a pipe would be read forever
         raise ConfigError(f"{path} is not a regular file")
     if path.stat().st_size > MAX_CONFIG_BYTES:

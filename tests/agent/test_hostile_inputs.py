@@ -119,6 +119,7 @@ ARGV_CASES = [
     ["env", "999999999"],
     ["lab", "create", "nope", "/tmp/x-never"],
     ["lab", "truth", "/nonexistent"],
+    ["lab", "serve", "/nonexistent"],
     ["lab", "bench", "--scenarios", "-1"],
     ["lab", "bench", "--scenarios", "1", "--noise", "9"],
     ["paths", "--repo", "/nonexistent", "x.py"],
