@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from agent.gather import describe
+from agent.llm.options import LLMOptions
 from agent.relevance import env_arrival
-from agent.session import LLMOptions, Session, console_echo, target_or_seed_lab
+from agent.session import Session, console_echo, target_or_seed_lab
 from agent.state import InvestigationState
 from tools.config import load_config
 from tools.errors import ToolError

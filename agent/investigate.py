@@ -9,8 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from agent.llm.options import LLMOptions
 from agent.rest_of_range import MAX_SEARCHES, MIN_LAUNCHES, joined, rest_after
-from agent.session import LLMOptions, Session, console_echo, saved_values, target_or_seed_lab
+from agent.session import Session, console_echo, saved_values, target_or_seed_lab
 from agent.symptom import parse_symptom
 from agent.views import LaunchProgress, progress_bar
 from tools.config import load_config

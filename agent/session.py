@@ -12,7 +12,6 @@ transcript, the target or the seed lab) are here too.
 
 from __future__ import annotations
 
-import os
 import platform
 import secrets
 import sqlite3
@@ -22,21 +21,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
 from rich.console import Console
 from rich.markup import escape
 
 from agent.checkpoints import saver
 from agent.error_end import end_with_error
 from agent.graph import Context, build_graph
-from agent.llm.models import ChatModel, OpenAIModel, replay_model
-from agent.llm.reasoner import LLMReasoner
+from agent.llm.options import LLMOptions
 from agent.phases import MAX_STEPS
 from agent.runner import Runner
+from agent.session_lock import hold_session
 from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
-from tools.config import CONFIG_NAME, LLMSection, TargetConfig, load_config, with_good_env
+from tools.config import CONFIG_NAME, TargetConfig, load_config, with_good_env
 from tools.errors import STORAGE_ERRORS, ToolError
 from tools.folders import writable_dir
 from tools.init_config import check_config
@@ -48,47 +46,6 @@ from tools.visible import visible
 
 if TYPE_CHECKING:
     from tools.progress import Progress
-
-
-class LLMOptions(BaseModel):
-    """The LLM reasoner's settings: flags, then [llm] in the config, then OPENAI_* env vars."""
-
-    base_url: str | None = None
-    model: str | None = None
-    max_calls: int | None = None
-    max_cost: float | None = None
-    api_key: str | None = None
-    replay: Path | None = None  # play back a saved session's model answers
-
-    def merged(self, section: LLMSection) -> LLMOptions:
-        return LLMOptions(
-            base_url=self.base_url or section.base_url or os.environ.get("OPENAI_BASE_URL"),
-            model=self.model or section.model,
-            max_calls=self.max_calls or section.max_calls,
-            max_cost=self.max_cost if self.max_cost is not None else section.max_cost,
-            api_key=os.environ.get("OPENAI_API_KEY"),
-            replay=self.replay,
-        )
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.model) or self.replay is not None
-
-    def reasoner(self, config: TargetConfig, log: Callable[..., None]) -> LLMReasoner | None:
-        if not self.enabled:
-            return None
-        model: ChatModel = (
-            replay_model(self.replay)
-            if self.replay is not None
-            else OpenAIModel(self.base_url, self.model or "", self.api_key)
-        )
-        return LLMReasoner(
-            model,
-            log,
-            max_calls=self.max_calls or 20,
-            max_cost=self.max_cost,
-            price_per_mtok=(config.llm.usd_per_mtok_in, config.llm.usd_per_mtok_out),
-        )
 
 
 def new_session_id() -> str:
@@ -118,6 +75,7 @@ class Session:
         saved: dict | None = None,
     ) -> None:
         self.folder, self.ctx = folder, ctx
+        self.lock = hold_session(folder)
         self.first = first  # a new session's first state; None: on from the checkpoint
         self.saved = saved  # a reopened session's values at its last checkpoint
         self.connection = sqlite3.connect(folder / "checkpoints.sqlite", check_same_thread=False)
@@ -270,6 +228,7 @@ class Session:
     def close(self) -> None:
         self.ctx.runner.close()  # the cluster connection, when experiments ran on one
         self.connection.close()
+        self.lock.close()
 
     def __enter__(self) -> Session:
         return self

@@ -112,7 +112,7 @@ def investigate(
         return
     if symptom is None:
         raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
-    from agent.session import LLMOptions
+    from agent.llm.options import LLMOptions
 
     replay = None
     if llm_replay:
@@ -160,7 +160,7 @@ def chat(
 ) -> None:
     """An interactive investigation: slash commands, approval before every launch."""
     from agent.chat import chat as run_chat
-    from agent.session import LLMOptions
+    from agent.llm.options import LLMOptions
 
     run_chat(symptom, yes, lab_dir, resume, LLMOptions(base_url=llm_base_url, model=llm_model))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, assert_one_line_error, run_cli, wait_gone
+from tests.conftest import REPO_ROOT, assert_one_line_error, make_repo, run_cli, wait_gone
 from tools.lab.create import create_lab
 
 
@@ -189,3 +189,43 @@ def test_the_committed_example_replays_and_reports(tmp_path: Path) -> None:
     shutil.copytree(example, copy)
     done = run_cli("report", str(copy), "--html")
     assert done.returncode == 0 and Path(done.stdout.strip()).exists()
+
+
+def test_a_session_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
+    """A second `--resume` of a session that is running stops at once with one line naming
+    the first (both went on from the checkpoint: each launch twice, the transcript's numbers
+    repeated); once that process is gone, however it ended, the session resumes."""
+    bench = "import time\ntime.sleep(0.5)\nprint('latency_ms: 5')\n"
+    repo = make_repo(tmp_path, {"bench.py": bench, "x.py": "X = 1\n"})
+    (repo / "x.py").write_text("X = 2\n")
+    (repo / "debug-agent.toml").write_text(
+        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
+        "metric_regex = 'latency_ms: (\\S+)'\n"
+    )
+    sessions = tmp_path / "sessions"
+    env = {**os.environ, "DEBUG_AGENT_SESSIONS_DIR": str(sessions)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent", "investigate", "--symptom", "latency 9ms (was 5)"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(sessions.glob("*/checkpoints.sqlite")):
+        time.sleep(0.05)
+    session = next(sessions.glob("*/checkpoints.sqlite")).parent
+    try:
+        second = run_cli("investigate", "--resume", session.name, cwd=repo, env=env)
+        assert_one_line_error(second, f"is running in another process (pid {proc.pid})")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    done = run_cli("investigate", "--resume", session.name, "--json", cwd=repo, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    events = [
+        json.loads(line)
+        for line in (session / "transcript.jsonl").read_text().splitlines()[1:]
+        if line.strip().endswith("}")
+    ]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))

@@ -1,0 +1,39 @@
+"""One process at a time in a session folder.
+
+Two `investigate --resume` (or a chat and a resume) of one session would both go on from its
+last checkpoint: each launch twice, the transcript's lines interleaved under the same numbers.
+The process that runs a session holds a lock on `session.lock` in its folder for as long as it
+runs (the kernel lets go when the process ends, however it ends); a second one stops at once
+with one line naming the first.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import TextIO
+
+from tools.errors import ToolError
+
+LOCK_NAME = "session.lock"
+
+
+def hold_session(folder: Path) -> TextIO:
+    """The open lock file, held; a ToolError where another process holds it."""
+    stream = open(folder / LOCK_NAME, "a+")  # noqa: SIM115 - held until the session closes
+    try:
+        fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        stream.seek(0)
+        holder = stream.read().strip() or "?"
+        stream.close()
+        raise ToolError(
+            f"session {folder.name} is running in another process (pid {holder}): wait for "
+            "it to end or stop it, then resume"
+        ) from None
+    stream.seek(0)
+    stream.truncate()
+    stream.write(f"{os.getpid()}\n")
+    stream.flush()
+    return stream
