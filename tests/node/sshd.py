@@ -29,6 +29,11 @@ class Sshd(BaseModel):
     folder: str
 
     @property
+    def tmp(self) -> str:
+        """The TMPDIR of its sessions."""
+        return f"{self.folder}/node-tmp"
+
+    @property
     def spec(self) -> str:
         return f"{self.user}@127.0.0.1:{self.port}"
 
@@ -55,6 +60,9 @@ def _sshd(tmp_path_factory: pytest.TempPathFactory, forwarding: bool) -> Iterato
     for name in ("host_key", "user_key", "wrong_key"):
         _keygen(folder / name)
     shutil.copy(folder / "user_key.pub", folder / "authorized_keys")
+    # the node's temporary folder is this server's own: what its sessions run (the run folders
+    # of the supervisor) is told apart from another test's, run beside it by the other worker
+    (folder / "node-tmp").mkdir()
     port = free_port()
     (folder / "sshd_config").write_text(f"""\
 Port {port}
@@ -68,7 +76,7 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowTcpForwarding {"yes" if forwarding else "no"}
-{"" if forwarding else f"SetEnv PYTHONPATH={folder}/node-site"}
+SetEnv TMPDIR={folder}/node-tmp{"" if forwarding else f" PYTHONPATH={folder}/node-site"}
 AcceptEnv GIT_PROTOCOL
 Subsystem sftp internal-sftp
 LogLevel {"ERROR" if forwarding else "INFO"}

@@ -58,12 +58,16 @@ def _one_line_error(done: subprocess.CompletedProcess, *expected: str) -> None:
         assert text in lines[0], lines[0]
 
 
-def _run_processes() -> list[psutil.Process]:
-    """Processes started by a node supervisor (their cwd is in a debug-agent run folder)."""
+def _run_processes(sshd: Sshd) -> list[psutil.Process]:
+    """Processes started by this server's node supervisor: their cwd is in a run folder of
+    its sessions' TMPDIR (the other worker's node tests run servers of the same shape)."""
     found = []
     for proc in psutil.process_iter():
         try:
-            if "debug-agent-run-" in proc.cwd() and proc.status() != psutil.STATUS_ZOMBIE:
+            cwd = proc.cwd()
+            if cwd.startswith(f"{sshd.tmp}/debug-agent-run-") and (
+                proc.status() != psutil.STATUS_ZOMBIE
+            ):
                 found.append(proc)
         except psutil.Error:
             continue
@@ -155,7 +159,7 @@ def test_investigation_on_the_node_matches_the_local_one(
     )  # the node's server logs, copied back
     assert repo_fingerprint(lab) == before
     assert only_main_worktree(lab)
-    assert _wait(lambda: not _run_processes(), 10)
+    assert _wait(lambda: not _run_processes(sshd), 10)
 
 
 def test_a_node_that_refuses_port_forwarding_is_reached_through_relays(
@@ -177,7 +181,13 @@ def test_a_node_that_refuses_port_forwarding_is_reached_through_relays(
     assert "Secsh" not in done.stderr and "prohibited" not in done.stderr  # expected, not news
     log = Path(sshd_without_forwarding.folder, "sshd.log").read_text()
     assert "refused local port forward" in log  # the direct way really was closed
-    assert _wait(lambda: not _run_processes() and not _with_cmdline("remote_helper.py relay"), 15)
+    assert _wait(
+        lambda: (
+            not _run_processes(sshd_without_forwarding)
+            and not _with_cmdline("remote_helper.py relay")
+        ),
+        15,
+    )
 
 
 def test_the_traced_launch_on_a_node_keeps_the_nodes_pythonpath(
@@ -224,9 +234,9 @@ def _start_experiment(
     )
 
 
-def _server_up() -> bool:
+def _server_up(sshd: Sshd) -> bool:
     """The server's main process and its 8 schedulers run on the node."""
-    return len(_run_processes()) >= 9
+    return len(_run_processes(sshd)) >= 9
 
 
 def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(
@@ -236,11 +246,13 @@ def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(
 ) -> None:
     agent = _start_experiment(tmp_path, sshd, lab)
     try:
-        assert _wait(_server_up, 60), agent.stderr.read() if agent.poll() is not None else ""
+        assert _wait(lambda: _server_up(sshd), 60), (
+            agent.stderr.read() if agent.poll() is not None else ""
+        )
     finally:
         agent.send_signal(signal.SIGKILL)  # no finally runs: only the TCP connection closes
         agent.wait()
-    assert _wait(lambda: not _run_processes(), 15), [p.cmdline() for p in _run_processes()]
+    assert _wait(lambda: not _run_processes(sshd), 15), [p.cmdline() for p in _run_processes(sshd)]
     assert _wait(lambda: only_main_worktree(lab), 10)  # removed after the server has stopped
 
 
@@ -262,15 +274,15 @@ def test_supervisor_killed_on_the_node_takes_its_server_along(
 ) -> None:
     agent = _start_experiment(tmp_path, sshd, lab)
     try:
-        assert _wait(_server_up, 60)
-        first = {p.pid for p in _run_processes()}
+        assert _wait(lambda: _server_up(sshd), 60)
+        first = {p.pid for p in _run_processes(sshd)}
         for supervisor in _with_cmdline("remote_helper.py", "supervise"):
             supervisor.kill()  # its cleanup never runs: the server's keeper must act
-        assert _wait(lambda: not first & {p.pid for p in _run_processes()}, 15)
+        assert _wait(lambda: not first & {p.pid for p in _run_processes(sshd)}, 15)
     finally:
         agent.kill()
         agent.wait()
-    assert _wait(lambda: not _run_processes(), 15)
+    assert _wait(lambda: not _run_processes(sshd), 15)
     assert _wait(lambda: not _with_cmdline("group_keeper.py"), 10)
 
 
@@ -279,8 +291,8 @@ def test_dropped_connection_discards_the_experiment_and_runs_it_again(
 ) -> None:
     agent = _start_experiment(tmp_path, sshd, lab, "--out", str(tmp_path / "run"))
     try:
-        assert _wait(_server_up, 60)
-        first = {p.pid for p in _run_processes()}
+        assert _wait(lambda: _server_up(sshd), 60)
+        first = {p.pid for p in _run_processes(sshd)}
         for child in psutil.Process(sshd.pid).children():  # the connection's sshd processes
             child.kill()
         out, err = agent.communicate(timeout=120)
@@ -293,5 +305,5 @@ def test_dropped_connection_discards_the_experiment_and_runs_it_again(
     assert (
         "first attempt discarded: connection to" in (tmp_path / "run" / "retried.txt").read_text()
     )
-    assert not first & {p.pid for p in _run_processes()}
-    assert _wait(lambda: not _run_processes(), 15)
+    assert not first & {p.pid for p in _run_processes(sshd)}
+    assert _wait(lambda: not _run_processes(sshd), 15)
