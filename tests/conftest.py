@@ -191,6 +191,18 @@ def make_repo(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     return repo
 
 
+def bench_repo(tmp_path: Path, bench: str) -> Path:
+    """A repository whose one change (x.py) is measured by `bench` (a Python script printing
+    `latency_ms: <value>` lines), as a command bench."""
+    repo = make_repo(tmp_path, {"bench.py": bench, "x.py": "X = 1\n"})
+    (repo / "x.py").write_text("X = 2\n")
+    (repo / "debug-agent.toml").write_text(
+        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
+        "metric_regex = 'latency_ms: (\\S+)'\n"
+    )
+    return repo
+
+
 def assert_one_line_error(done: subprocess.CompletedProcess[str], *needles: str) -> None:
     """A clear one-line error (`error: ...`), a non-zero exit and no traceback."""
     assert done.returncode != 0

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import (
     assert_one_line_error,
+    bench_repo,
     investigate_seed,
     make_repo,
     run_cli,
@@ -280,12 +281,7 @@ def test_a_bench_of_many_values_keeps_a_bounded_record(tmp_path: Path) -> None:
     session keeps 1001 order statistics (every checkpoint copied them all: 88 MB of state.json
     and 1.6 GB of memory for four launches of two million)."""
     bench = "for i in range(1, 20001):\n    print(f'latency_ms: {i}')\n"
-    repo = make_repo(tmp_path, {"bench.py": bench, "x.py": "X = 1\n"})
-    (repo / "x.py").write_text("X = 2\n")
-    (repo / "debug-agent.toml").write_text(
-        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
-        "metric_regex = 'latency_ms: (\\S+)'\n"
-    )
+    repo = bench_repo(tmp_path, bench)
     done = run_cli("investigate", "--symptom", "latency 20000ms (was 10000)", "--json", cwd=repo)
     result = json.loads(done.stdout)
     session = Path(result["session_dir"])

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, assert_one_line_error, make_repo, run_cli, wait_gone
+from tests.conftest import REPO_ROOT, assert_one_line_error, bench_repo, run_cli, wait_gone
 from tools.lab.create import create_lab
 
 
@@ -196,12 +196,7 @@ def test_a_session_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
     the first (both went on from the checkpoint: each launch twice, the transcript's numbers
     repeated); once that process is gone, however it ended, the session resumes."""
     bench = "import time\ntime.sleep(0.5)\nprint('latency_ms: 5')\n"
-    repo = make_repo(tmp_path, {"bench.py": bench, "x.py": "X = 1\n"})
-    (repo / "x.py").write_text("X = 2\n")
-    (repo / "debug-agent.toml").write_text(
-        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'latency_ms'\n"
-        "metric_regex = 'latency_ms: (\\S+)'\n"
-    )
+    repo = bench_repo(tmp_path, bench)
     sessions = tmp_path / "sessions"
     env = {**os.environ, "DEBUG_AGENT_SESSIONS_DIR": str(sessions)}
     proc = subprocess.Popen(
