@@ -20,10 +20,12 @@ from agent.llm.options import LLMOptions
 from agent.relevance import env_arrival
 from agent.session import Session, console_echo, target_or_seed_lab
 from agent.state import InvestigationState
-from tools.config import load_config
+from agent.symptom import configured_symptom, given_or_configured, parse_symptom
+from tools.config import TargetConfig, load_config
 from tools.errors import ToolError
 from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
 from tools.folders import sessions_root
+from tools.lab.create import remove_lab
 
 HELP = """commands:
   /facts                what the bad state's server showed
@@ -295,22 +297,53 @@ def _resumed(console: Console, folder: Path, yes: bool) -> Chat:
     return Chat(console, session, yes)
 
 
-def _ask_symptom(console: Console) -> str:
-    """On a terminal, the symptom is asked for; elsewhere it must be given."""
+def _ask_symptom(console: Console, config: TargetConfig) -> str:
+    """On a terminal, the symptom is asked for (Enter takes the config's [symptom] default);
+    elsewhere it is the default, or an error."""
+    default = configured_symptom(config)
     if not sys.stdin.isatty():
-        raise ToolError('chat needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
-    from agent.symptom import parse_symptom
-
+        return given_or_configured(None, config, "chat")
+    example = f"Enter for {default!r}" if default else 'e.g. "verify 29ms (was 19)"'
     while True:
         try:
-            text = input('What got worse? (e.g. "verify 29ms (was 19)", "60 tok/s (was 82)") ')
+            text = input(f"What got worse? ({example}) ").strip() or default
         except EOFError:
             raise ToolError("chat needs a symptom: none was given") from None
         try:
-            parse_symptom(text)
+            if text is None:
+                raise ToolError('write what got worse, e.g. "verify 29ms (was 19)"')
+            parse_symptom(text, config.bench)
             return text
         except ToolError as e:
             console.print(f"[red]{escape(str(e))}[/red]")
+
+
+def _started(
+    console: Console, symptom: str | None, yes: bool, lab_dir: Path | None, llm: LLMOptions | None
+) -> Chat:
+    """A new session on the target here (or the seed lab); a seed lab built for it is removed
+    again where no session starts on it (a bad symptom, none given)."""
+    if symptom is not None:
+        parse_symptom(symptom)  # a bad symptom fails before anything is built
+    target_dir, lab = target_or_seed_lab(Path.cwd(), lab_dir, console)
+    try:
+        config = load_config(target_dir)
+        configured_symptom(config)  # a config with a default it cannot read is wrong
+        symptom = symptom if symptom is not None else _ask_symptom(console, config)
+        parse_symptom(symptom, config.bench)
+        session = Session.start(
+            target_dir,
+            symptom,
+            sessions_root(Path.cwd(), target_dir).resolve(),
+            echo=console_echo(console),
+            approve=not yes,
+            llm=llm,
+        )
+    except BaseException:
+        if lab is not None and lab_dir is None:
+            remove_lab(target_dir)
+        raise
+    return Chat(console, session, yes)
 
 
 def chat(
@@ -328,19 +361,7 @@ def chat(
 
         conversation = _resumed(console, find_session(resume, sessions_root(Path.cwd(), None)), yes)
     else:
-        if symptom is None:
-            symptom = _ask_symptom(console)
-        target_dir, _ = target_or_seed_lab(Path.cwd(), lab_dir, console)
-        load_config(target_dir)
-        session = Session.start(
-            target_dir,
-            symptom,
-            sessions_root(Path.cwd(), target_dir).resolve(),
-            echo=console_echo(console),
-            approve=not yes,
-            llm=llm,
-        )
-        conversation = Chat(console, session, yes)
+        conversation = _started(console, symptom, yes, lab_dir, llm)
     console.print(f"session {conversation.folder.name}. /help for commands; /run starts.")
     try:
         while True:

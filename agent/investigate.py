@@ -12,7 +12,7 @@ from rich.console import Console
 from agent.llm.options import LLMOptions
 from agent.rest_of_range import MAX_SEARCHES, MIN_LAUNCHES, joined, rest_after
 from agent.session import Session, console_echo, saved_values, target_or_seed_lab
-from agent.symptom import parse_symptom
+from agent.symptom import given_or_configured, parse_symptom
 from agent.views import LaunchProgress, progress_bar
 from tools.config import load_config
 from tools.errors import ToolError
@@ -23,7 +23,7 @@ from tools.repo.target import target_repo
 
 
 def investigate(
-    symptom_text: str,
+    symptom_text: str | None,
     cwd: Path,
     good: str | None = None,
     max_launches: int | None = None,
@@ -34,13 +34,15 @@ def investigate(
     good_env: Path | None = None,
 ) -> dict:
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
-    parse_symptom(symptom_text)  # a bad symptom fails before anything is built
+    if symptom_text is not None:
+        parse_symptom(symptom_text)  # a bad symptom fails before anything is built
     writable_dir(state_dir(), "the state folder")  # lab truths and pidfiles go there
     target_dir, lab = target_or_seed_lab(cwd, lab_dir, console)
     built_here = lab is not None and lab_dir is None  # a seed lab for this run only
     started = finished = False
     try:
         config = load_config(target_dir)
+        symptom_text = given_or_configured(symptom_text, config, "investigate")
         parse_symptom(symptom_text, config.bench)  # about what this target's bench measures
         repo_root = (
             None

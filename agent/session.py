@@ -34,7 +34,7 @@ from agent.session_lock import hold_session
 from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
-from tools.config import CONFIG_NAME, TargetConfig, load_config, with_good_env
+from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import STORAGE_ERRORS, ToolError
 from tools.folders import writable_dir
 from tools.init_config import check_config
@@ -42,6 +42,7 @@ from tools.lab.create import TEMP_PREFIXES
 from tools.repo.candidates import CandidateSet, open_repo
 from tools.repo.target import target_candidates, target_repo
 from tools.repo.worktree import reused_worktrees
+from tools.stack.good_env import with_good_env
 from tools.visible import visible
 
 if TYPE_CHECKING:

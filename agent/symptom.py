@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from tools.config import BenchSection
+from tools.config import CONFIG_NAME, BenchSection, TargetConfig
 from tools.errors import ToolError
 from tools.visible import has_control, visible, without_escapes
 
@@ -226,3 +226,28 @@ def _symptom(text: str, read: _Read, metric: str, unit: str, direction: Better) 
             'write the slower value first, e.g. "verify 29ms (was 19)"'
         )
     return Symptom(text=text, metric=metric, unit=unit, direction=direction, bad=bad, good=good)
+
+
+def configured_symptom(config: TargetConfig) -> str | None:
+    """The config's `[symptom] default`, checked against what the target's bench measures (a
+    config with a default it cannot read is wrong, whether or not --symptom overrides it)."""
+    default = config.symptom.default
+    if default is not None:
+        try:
+            parse_symptom(default, config.bench)
+        except SymptomError as e:
+            raise SymptomError(f"{CONFIG_NAME} [symptom] default: {e}") from None
+    return default
+
+
+def given_or_configured(text: str | None, config: TargetConfig, command: str) -> str:
+    """The symptom given on the command line, else the config's `[symptom] default`."""
+    default = configured_symptom(config)
+    if text is not None:
+        return text
+    if default is None:
+        raise SymptomError(
+            f'{command} needs --symptom TEXT (e.g. "verify 29ms"), a [symptom] default in '
+            f"{CONFIG_NAME}, or --resume ID"
+        )
+    return default

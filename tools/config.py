@@ -27,6 +27,7 @@ from pydantic import (
 
 from tools import secrets
 from tools.errors import ToolError, first_problem
+from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
 
 CONFIG_NAME = "debug-agent.toml"
 
@@ -87,7 +88,7 @@ class LaunchSection(_Section):
     command: str
     env: Environment = Field(default_factory=dict)
     ready: str = "/health"  # an HTTP path to poll, or "log:<regex>" to wait for a log line
-    timeout_s: float = Field(default=900.0, gt=0)
+    timeout_s: float = Field(default=900.0, gt=0, le=MAX_SECONDS)
 
     @field_validator("command")
     @classmethod
@@ -123,12 +124,12 @@ class BaselineSection(_Section):
 
 class BenchSection(_Section):
     kind: Literal["generate", "openai", "command"] = "generate"
-    requests: int = Field(default=8, ge=1)
-    concurrency: int = Field(default=1, ge=1)
-    input_len: int = Field(default=32, ge=1)
-    output_len: int = Field(default=256, ge=1)
-    warmup: int = Field(default=1, ge=0)
-    timeout_s: float = Field(default=1800.0, gt=0)
+    requests: int = Field(default=8, ge=1, le=MAX_COUNT)
+    concurrency: int = Field(default=1, ge=1, le=MAX_COUNT)
+    input_len: int = Field(default=32, ge=1, le=MAX_TOKENS)
+    output_len: int = Field(default=256, ge=1, le=MAX_TOKENS)
+    warmup: int = Field(default=1, ge=0, le=MAX_COUNT)
+    timeout_s: float = Field(default=1800.0, gt=0, le=MAX_SECONDS)
     # a launch's value: the median of its requests, or the best one. "best" suits a host whose
     # interference only ever slows requests (a shared VM: periods of a 2x slower CPU), but it
     # hides a regression that slows only some requests
@@ -173,7 +174,7 @@ class BuildSection(_Section):
 
     command: str | None = None  # {python}, {worktree} and {config_dir} are filled in
     env: Environment = Field(default_factory=dict)
-    timeout_s: float = Field(default=1800.0, gt=0)
+    timeout_s: float = Field(default=1800.0, gt=0, le=MAX_SECONDS)
 
     @field_validator("command")
     @classmethod
@@ -184,8 +185,8 @@ class BuildSection(_Section):
 
 
 class BudgetSection(_Section):
-    max_launches: int = Field(default=40, ge=2)
-    max_minutes: float = Field(default=60.0, gt=0)
+    max_launches: int = Field(default=40, ge=2, le=MAX_COUNT)
+    max_minutes: float = Field(default=60.0, gt=0, le=MAX_SECONDS / 60)
 
 
 class JudgeSection(_Section):
@@ -202,7 +203,9 @@ class ProfileSection(_Section):
     enabled: bool = True  # sample every Python process of the traced launches
     interval_ms: float = Field(default=10.0, gt=0.1, le=1000.0)  # between two samples
     torch: bool = True  # SGLang's torch profiler too, where the server has /start_profile
-    torch_steps: int = Field(default=0, ge=0)  # forward steps it records (0: the whole bench)
+    torch_steps: int = Field(
+        default=0, ge=0, le=MAX_COUNT
+    )  # forward steps it records (0: the whole bench)
 
 
 class LLMSection(_Section):
@@ -210,10 +213,10 @@ class LLMSection(_Section):
 
     base_url: str | None = None
     model: str | None = None
-    max_calls: int = Field(default=20, ge=1)
-    max_cost: float | None = None
-    usd_per_mtok_in: float = 0.0
-    usd_per_mtok_out: float = 0.0
+    max_calls: int = Field(default=20, ge=1, le=MAX_COUNT)
+    max_cost: float | None = Field(default=None, gt=0)
+    usd_per_mtok_in: float = Field(default=0.0, ge=0)
+    usd_per_mtok_out: float = Field(default=0.0, ge=0)
 
 
 class HostSection(_Section):
@@ -223,7 +226,7 @@ class HostSection(_Section):
     identity: str | None = None  # a private key file; default: the agent, ~/.ssh/config, id_*
     known_hosts: str | None = None  # in addition to ~/.ssh/known_hosts
     python: str = "python3"  # the node's Python, for {python} and debug-agent's helper
-    connect_timeout_s: float = Field(default=10.0, gt=0)
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=MAX_SECONDS)
 
 
 class SymptomSection(_Section):
@@ -345,19 +348,6 @@ class TargetConfig(_Section):
         text = (command or self.launch.command).replace("{port}", str(port))
         python = python or self.python
         return [python if arg == "{python}" else arg for arg in shlex.split(text)]
-
-
-def with_good_env(config: TargetConfig, good_env: Path | None) -> TargetConfig:
-    """`config` with `good_env` (investigate --good-env: a freeze, requirements or lock file) as
-    its good package set; without a [stack], the bad set is what {python} has installed now."""
-    if good_env is None:
-        return config
-    if config.host is not None:
-        raise ConfigError("--good-env with [host] is not supported yet: leave out [host]")
-    stack = config.stack or StackSection(good=str(good_env))
-    return config.model_copy(
-        update={"stack": stack.model_copy(update={"good": str(good_env.resolve())})}
-    )
 
 
 MAX_CONFIG_BYTES = 1 << 20

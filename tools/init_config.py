@@ -15,10 +15,11 @@ from pydantic import BaseModel
 
 from tools.bench.command import Placeholders
 from tools.cluster.check import cluster_problems
-from tools.config import CONFIG_NAME, TargetConfig, load_config, with_good_env
+from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
 from tools.repo.candidates import open_repo, resolve_ref
 from tools.stack.check import stack_problems
+from tools.stack.good_env import with_good_env
 from tools.visible import visible
 
 TEMPLATE = """\

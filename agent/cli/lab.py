@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from tools.errors import ToolError
+from tools.limits import MAX_COUNT
 
 lab_app = typer.Typer(
     help="Lab targets: SGLang-shaped repos with known regressions.",
@@ -125,9 +126,14 @@ def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.bench.lab.Scena
     )
 
 
+ScenariosOpt = Annotated[
+    int, typer.Option(min=1, max=MAX_COUNT, help="How many generated scenarios.")
+]
+
+
 @lab_app.command("bench")
 def lab_bench(
-    scenarios: Annotated[int, typer.Option(min=1, help="How many generated scenarios.")] = 30,
+    scenarios: ScenariosOpt = 30,
     seed: Annotated[int, typer.Option(help="Seed of the first scenario (then seed+1, ...).")] = 1,
     noise: Annotated[
         float | None,

@@ -15,6 +15,7 @@ from agent.cli.lab import lab_app
 from agent.cli.sessions import register_session_commands
 from agent.cli.tools import register_tool_commands
 from tools.errors import PATH_ERRORS, STORAGE_ERRORS, ToolError
+from tools.limits import MAX_COUNT, MAX_SECONDS
 from tools.visible import visible
 
 app = typer.Typer(
@@ -29,7 +30,10 @@ register_tool_commands(app)
 register_session_commands(app)
 
 
-SymptomOpt = Annotated[str | None, typer.Option(help='What got worse, e.g. "verify 29ms".')]
+SymptomOpt = Annotated[
+    str | None,
+    typer.Option(help='What got worse, e.g. "verify 29ms" (default: the config\'s [symptom]).'),
+]
 ResumeOpt = Annotated[
     str | None,
     typer.Option(
@@ -46,16 +50,21 @@ GoodEnvOpt = Annotated[
     ),
 ]
 MaxLaunchesOpt = Annotated[
-    int | None, typer.Option(min=2, help="Budget: server launches (default: [budget] or 40).")
+    int | None,
+    typer.Option(min=2, max=MAX_COUNT, help="Budget: server launches (default: [budget] or 40)."),
 ]
 
 
-def _check_budgets(**budgets: float | None) -> None:
-    """A budget is a finite number above 0 (0, -5, nan and inf each meant something else)."""
-    for name, value in budgets.items():
-        if value is not None and not (math.isfinite(value) and value > 0):
-            option = "--" + name.replace("_", "-")
-            raise ToolError(f"{option} {value:g} is not a budget: give a number above 0")
+def _check_budgets(max_minutes: float | None, max_llm_cost: float | None) -> None:
+    """A budget is a finite number above 0 (0, -5, nan and inf each meant something else), and
+    a wall time one a clock can wait for."""
+    for option, value, most in (
+        ("--max-minutes", max_minutes, MAX_SECONDS / 60),
+        ("--max-llm-cost", max_llm_cost, math.inf),
+    ):
+        if value is not None and not (math.isfinite(value) and 0 < value <= most):
+            upto = f" and at most {most:g}" if math.isfinite(most) else ""
+            raise ToolError(f"{option} {value:g} is not a budget: give a number above 0{upto}")
 
 
 MaxMinutesOpt = Annotated[
@@ -74,7 +83,9 @@ LLMBaseURLOpt = Annotated[
     typer.Option(help="An OpenAI-compatible endpoint for the LLM reasoner (or OPENAI_BASE_URL)."),
 ]
 LLMModelOpt = Annotated[str | None, typer.Option(help="Its model; enables the LLM reasoner.")]
-MaxLLMCallsOpt = Annotated[int | None, typer.Option(min=1, help="Budget: model calls.")]
+MaxLLMCallsOpt = Annotated[
+    int | None, typer.Option(min=1, max=MAX_COUNT, help="Budget: model calls.")
+]
 MaxLLMCostOpt = Annotated[float | None, typer.Option(help="Budget: model cost in USD.")]
 LLMReplayOpt = Annotated[
     str | None,
@@ -110,8 +121,6 @@ def investigate(
         folder = find_session(resume, sessions_root(Path.cwd(), None))
         _exit_on_error(resume_session(folder, as_json, max_launches, max_minutes))
         return
-    if symptom is None:
-        raise ToolError('investigate needs --symptom TEXT (e.g. "verify 29ms") or --resume ID')
     from agent.llm.options import LLMOptions
 
     replay = None

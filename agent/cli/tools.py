@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from tools.errors import ToolError
+from tools.limits import MAX_COUNT
 
 if TYPE_CHECKING:
     from tools.config import TargetConfig
@@ -117,10 +118,12 @@ def experiment(
     samples: Annotated[
         int | None,
         typer.Option(
-            min=1, help="Benchmark requests per launch (default: the config's bench.requests)."
+            min=1,
+            max=MAX_COUNT,
+            help="Benchmark requests per launch (default: the config's bench.requests).",
         ),
     ] = None,
-    launches: Annotated[int, typer.Option(min=1, help="Launches (replicates).")] = 1,
+    launches: Annotated[int, typer.Option(min=1, max=MAX_COUNT, help="Launches (replicates).")] = 1,
     metric: Annotated[
         str | None,
         typer.Option(
@@ -257,9 +260,12 @@ def init(
 
 def check(config: ConfigOpt = Path("debug-agent.toml")) -> None:
     """Validate a config without launching anything: keys, repo, good ref, commands."""
+    from agent.symptom import configured_symptom
+    from tools.config import load_config
     from tools.init_config import check_config
 
     report = check_config(config)
+    configured_symptom(load_config(config))  # what `investigate` without --symptom reads
     typer.echo(
         f"ok: {report.config}: repo {report.repo}, good {report.good} "
         f"({report.good_sha[:10]}), launch {report.launch[0] if report.launch else '?'}"

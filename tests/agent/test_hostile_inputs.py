@@ -94,6 +94,13 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\n[cluster]\nray = 'h:²'\n",
     # a first word longer than any file name
     "[launch]\ncommand = '" + "x" * 5000 + " {port}'\n",
+    # past any clock's range, past the checkpoint's integers, a price below 0, no symptom
+    "[launch]\ncommand = 'true {port}'\n[bench]\ntimeout_s = 1e300\n",
+    "[launch]\ncommand = 'true {port}'\ntimeout_s = 1e300\n",
+    "[launch]\ncommand = 'true {port}'\n[bench]\nrequests = 99999999999999999999\n",
+    "[launch]\ncommand = 'true {port}'\n[budget]\nmax_launches = 99999999999999999999\n",
+    "[launch]\ncommand = 'true {port}'\n[llm]\nmax_cost = -1\n",
+    "[launch]\ncommand = 'true {port}'\n[symptom]\ndefault = 'garbage'\n",
 ]
 
 ARGV_CASES = [
@@ -140,6 +147,11 @@ ARGV_CASES = [
     ["lab", "create", "seed", "/tmp/" + "y" * 300],
     ["nosuchcommand"],
     ["--bogus-flag"],
+    # past any clock's range, past the checkpoint's integers
+    ["investigate", "--symptom", "verify 29ms", "--max-minutes", "1e300"],
+    ["investigate", "--symptom", "verify 29ms", "--max-launches", "99999999999999999999999"],
+    ["investigate", "--symptom", "verify 29ms", "--max-llm-calls", "99999999999999999999"],
+    ["lab", "bench", "--scenarios", "99999999999999999999"],
 ]
 
 EXPERIMENT_ARGS = [
@@ -155,6 +167,7 @@ EXPERIMENT_ARGS = [
     ["--metric", "nope", "--samples", "1"],
     ["--out", "/proc/x"],  # a folder no one can make
     ["--out", "/dev/null/x"],
+    ["--launches", "99999999999999999999"],
 ]
 
 
