@@ -106,10 +106,10 @@ class Session:
         """A new session folder, its transcript header, the first state and the context."""
         config, cands = _target(target_dir, good, good_env)
         symptom = parse_symptom(symptom_text, config.bench)  # in the bench's units
+        options = (llm or LLMOptions()).merged(config.llm)
         session_id = new_session_id()
         folder = writable_dir(sessions, "the sessions folder") / session_id
         folder.mkdir()
-        options = (llm or LLMOptions()).merged(config.llm)
         transcript = Transcript(
             folder / "transcript.jsonl",
             echo=echo,

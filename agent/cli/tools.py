@@ -260,12 +260,15 @@ def init(
 
 def check(config: ConfigOpt = Path("debug-agent.toml")) -> None:
     """Validate a config without launching anything: keys, repo, good ref, commands."""
+    from agent.llm.options import LLMOptions
     from agent.symptom import configured_symptom
     from tools.config import load_config
     from tools.init_config import check_config
 
     report = check_config(config)
-    configured_symptom(load_config(config))  # what `investigate` without --symptom reads
+    target = load_config(config)
+    configured_symptom(target)  # what `investigate` without --symptom reads
+    LLMOptions().merged(target.llm)  # the model's endpoint, where one is set
     typer.echo(
         f"ok: {report.config}: repo {report.repo}, good {report.good} "
         f"({report.good_sha[:10]}), launch {report.launch[0] if report.launch else '?'}"

@@ -101,6 +101,7 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\n[budget]\nmax_launches = 99999999999999999999\n",
     "[launch]\ncommand = 'true {port}'\n[llm]\nmax_cost = -1\n",
     "[launch]\ncommand = 'true {port}'\n[symptom]\ndefault = 'garbage'\n",
+    "[launch]\ncommand = 'true {port}'\n[llm]\nmodel = 'm'\nbase_url = 'localhost:8000/v1'\n",
 ]
 
 ARGV_CASES = [
@@ -152,6 +153,18 @@ ARGV_CASES = [
     ["investigate", "--symptom", "verify 29ms", "--max-launches", "99999999999999999999999"],
     ["investigate", "--symptom", "verify 29ms", "--max-llm-calls", "99999999999999999999"],
     ["lab", "bench", "--scenarios", "99999999999999999999"],
+    # model endpoints no client can reach (one was an internal error after two launches)
+    ["investigate", "--symptom", "verify 29ms", "--llm-model", "m", "--llm-base-url", "[::1"],
+    [
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        "--llm-model",
+        "m",
+        "--llm-base-url",
+        "http://[::1",
+    ],
+    ["chat", "--symptom", "verify 29ms", "--llm-model", "m", "--llm-base-url", "http://h:99999"],
 ]
 
 EXPERIMENT_ARGS = [
