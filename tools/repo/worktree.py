@@ -99,17 +99,27 @@ def open_repo(path: Path) -> git.Repo:
 
 
 def resolve_ref(repo: git.Repo, ref: str) -> str:
+    """The commit `ref` names: any of git's revision forms (a tag, `HEAD~3`, `:/message`,
+    `HEAD@{yesterday}`); a tree or a blob is one line saying so."""
     try:
-        return repo.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        # the object first, then its commit: `:/message^{commit}` would search for that text
+        found = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", ref)
     except git.GitCommandError:
-        if not repo.head.is_valid():
-            raise GitError(
-                f"{repo.working_tree_dir} has no commit yet: commit the good state, then start "
-                "again (the search compares the working tree with a commit)"
-            ) from None
-        shallow = Path(repo.common_dir, "shallow").is_file()
-        hint = " (a shallow clone: `git fetch --unshallow` brings the history)" if shallow else ""
-        raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}{hint}") from None
+        found = None
+    if found:
+        try:
+            return repo.git.rev_parse("--verify", "--quiet", f"{found}^{{commit}}")
+        except git.GitCommandError:
+            kind = repo.git.cat_file("-t", found)
+            raise GitError(f"{ref!r} names a {kind}, not a commit") from None
+    if not repo.head.is_valid():
+        raise GitError(
+            f"{repo.working_tree_dir} has no commit yet: commit the good state, then start "
+            "again (the search compares the working tree with a commit)"
+        )
+    shallow = Path(repo.common_dir, "shallow").is_file()
+    hint = " (a shallow clone: `git fetch --unshallow` brings the history)" if shallow else ""
+    raise GitError(f"unknown git ref {ref!r} in {repo.working_tree_dir}{hint}")
 
 
 def excluding(paths: Sequence[str]) -> list[str]:
