@@ -16,7 +16,7 @@ from agent.runner import Runner
 from agent.session import new_session_id
 from agent.sessions import final_state
 from agent.state import Failure, InvestigationState
-from agent.transcript import Transcript
+from agent.transcript import Transcript, read_transcript
 from tools.config import load_config
 from tools.errors import ToolError
 from tools.repo.target import target_candidates
@@ -37,7 +37,7 @@ def _target(old: InvestigationState, header: dict) -> Path:
 
 def rerun(session: Path, sessions: Path, echo=None) -> dict:
     old = final_state(session, "did not finish: nothing to re-run")
-    header = json.loads((session / "transcript.jsonl").read_text().splitlines()[0])
+    header = read_transcript(session / "transcript.jsonl").header.model_dump(by_alias=True)
     target = _target(old, header)
     try:
         return _rerun(old, header, target, sessions, echo)

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from agent.events import EVENT, Event, EventKind, TranscriptHeader
 from tools.digits import is_digits
 from tools.errors import ToolError
+from tools.json_text import parse_json
 from tools.secrets import mask, remember
 
 SCHEMA = "debug-agent.transcript/1"
@@ -43,7 +44,7 @@ class Transcript:
         last = 0
         for line in self.path.read_text(errors="replace").splitlines():
             try:
-                last = max(last, int(json.loads(line).get("seq", 0)))
+                last = max(last, int(parse_json(line).get("seq", 0)))
             except (ValueError, AttributeError):
                 continue  # a torn last line
         return last
@@ -99,8 +100,8 @@ def _records(path: Path) -> tuple[list[dict], bool]:
     records, torn = [], False
     for number, line in enumerate(lines, 1):
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            records.append(parse_json(line))
+        except ValueError:
             if number == len(lines):
                 torn = True
                 continue

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tools.folders import state_dir
+from tools.json_text import parse_json
 
 MASK = "***"
 # a credential's name: words of a snake or kebab name, so `tokenizer_path` and
@@ -240,7 +241,7 @@ def mask_json(data: Any, indent: int | None = 2) -> str:
 def _mask_json_text(text: str, indent: int | None) -> str:
     """A JSON text masked value by value; as it was when nothing needed masking."""
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError:
         return mask_text(text)  # not JSON after all
     clean = mask(data)

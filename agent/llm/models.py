@@ -7,13 +7,13 @@ the LLM path can be run and tested without a paid endpoint.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
 from tools.errors import ToolError
+from tools.json_text import parse_json
 
 
 class ToolCall(BaseModel):
@@ -99,8 +99,8 @@ def replay_model(session: Path) -> ScriptedModel:
     replies = []
     for line in (session / "transcript.jsonl").read_text().splitlines()[1:]:
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
+            event = parse_json(line)
+        except ValueError:
             continue
         if event.get("kind") == "tool_result" and "reply" in (event.get("payload") or {}):
             replies.append(event["payload"]["reply"])

@@ -174,3 +174,17 @@ def test_logs_parse_garbage_and_empty(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         out = json.loads(done.stdout)
         assert set(out) == {"server", "server_args", "decode", "prefill", "bench", "errors"}
+
+
+def test_json_nested_past_the_parsers_depth_is_a_damaged_line(tmp_path: Path) -> None:
+    """A line of 100,000 `[` made json raise RecursionError, which `replay` let through as an
+    internal error; every reader of outside JSON now takes it as malformed."""
+    session = tmp_path / "20261207-000000-abcdef"
+    session.mkdir()
+    (session / "transcript.jsonl").write_text(
+        '{"kind": "header", "schema": "debug-agent.transcript/1", "session": "x"}\n'
+        + "[" * 100_000
+        + "\n{}\n"
+    )
+    for args in (["replay", str(session), "--plain"], ["replay", str(session)]):
+        assert_one_line_error(run_cli(*args, cwd=tmp_path), "transcript.jsonl:2 is not a JSON line")

@@ -160,6 +160,8 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     (tmp_path / "out.jsonl").write_text(
         '{"x": 1.5, "accept_len": 3, "verify_ms": 20.0, "ok": true}\n{"x": Infinity}\n'
         'not json\n[1]\n{"x": 2.5, "accept_len": 4, "verify_ms": 0, "note": "n"}\n'
+        + "[" * 100_000  # nested past json's depth: a malformed line, not a RecursionError
+        + "\n"
     )
     jsonl = BenchSection(
         kind="command", metric="x", command="true", metric_jsonl="out.jsonl", metric_key="x"

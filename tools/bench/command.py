@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from tools.bench.output import parse_bench_serving_block
 from tools.bench.serving import BenchError, BenchResult, Metric, is_measurement
 from tools.config import BenchSection
 from tools.errors import ToolError
+from tools.json_text import parse_json
 from tools.proc.bounded_log import bounded_text
 
 
@@ -76,8 +76,8 @@ def _from_jsonl(node: Shell, path: PurePath) -> dict[str, list[float]]:
         ) from None
     for line in lines:
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = parse_json(line)
+        except ValueError:
             continue
         if not isinstance(record, dict):
             continue

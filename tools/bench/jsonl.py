@@ -21,6 +21,7 @@ import math
 import re
 from typing import Any
 
+from tools.json_text import parse_json
 from tools.sglang.log_lines import MAX_LINE_CHARS, RECORD_START
 
 BENCH_KEYS = (
@@ -81,8 +82,8 @@ def json_records(lines: list[str]) -> list[dict[str, Any]]:
         if not text.startswith("{"):
             continue
         try:
-            record = json.loads(text)
-        except (ValueError, RecursionError):
+            record = parse_json(text)
+        except ValueError:
             continue
         if isinstance(record, dict):
             records.append(finite(record))
@@ -191,8 +192,8 @@ class JsonRecordFinder:
         if self.depth > 0:
             return True
         try:
-            record = json.loads("".join(self.span))
-        except (ValueError, RecursionError):
+            record = parse_json("".join(self.span))
+        except ValueError:
             self._end_span()  # closed, yet no whole object: read up to where it breaks
             return True
         self.span = None

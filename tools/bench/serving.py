@@ -6,7 +6,6 @@ time to first token) when it reports them, else from the client's clock; each me
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
@@ -17,6 +16,7 @@ import httpx
 from pydantic import BaseModel
 
 from tools.errors import ToolError
+from tools.json_text import parse_json
 
 
 class BenchError(ToolError):
@@ -77,8 +77,8 @@ def _stream_chunks(client: httpx.Client, url: str, body: dict) -> Iterator[dict]
             if not line.startswith("data:") or line.strip() == "data: [DONE]":
                 continue
             try:
-                yield json.loads(line[5:])
-            except json.JSONDecodeError:
+                yield parse_json(line[5:])
+            except ValueError:
                 raise BenchError(
                     f"POST {url} streamed a line that is not JSON: {line[:120]!r}"
                 ) from None

@@ -20,7 +20,6 @@ from being called off-path.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Literal
@@ -28,6 +27,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from tools.code_paths.architectures import ArchitectureFacts
+from tools.json_text import parse_json
 
 TARGET_KEYS = ("attention_backend", "prefill_attention_backend", "decode_attention_backend")
 DRAFT_KEY = "speculative_draft_attention_backend"
@@ -85,7 +85,7 @@ def _draft_architecture(
     config = Path(str(path)) / "config.json" if path else None
     if config is not None and config.is_file():
         try:
-            named = json.loads(config.read_text())["architectures"][0]
+            named = parse_json(config.read_text())["architectures"][0]
         except (OSError, ValueError, KeyError, IndexError, TypeError):
             named = None
         if isinstance(named, str):

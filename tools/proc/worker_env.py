@@ -9,13 +9,13 @@ afterwards (tools/proc/hooks/sitecustomize.py): `after_start` lays that over the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import psutil
 from pydantic import BaseModel, Field
 
 from tools.errors import ToolError
+from tools.json_text import parse_json
 from tools.secrets import fingerprint, mask, mask_text
 
 PREFIXES = ("NCCL_", "SGLANG_", "VLLM_", "CUDA_", "PYTHON", "TORCH_", "OMP_", "MASTER_")
@@ -146,7 +146,7 @@ def _exe(proc: psutil.Process) -> str | None:
 def _changes(report: Path) -> dict[str, str | None] | None:
     """One process's own os.environ changes after start ({name: value or None}), or None."""
     try:
-        changes = json.loads(report.read_text())
+        changes = parse_json(report.read_text())
     except (OSError, ValueError):
         return None
     return changes if isinstance(changes, dict) else None

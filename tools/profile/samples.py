@@ -18,13 +18,13 @@ torch.profiler writing its trace mid-bench) is left out with them: it is not the
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from pydantic import BaseModel
 
+from tools.json_text import parse_json
 from tools.profile.batch_means import share_errors
 
 KEPT = 400  # functions kept per profile, the most sampled first
@@ -112,7 +112,7 @@ def _reports(trace_dir: Path) -> list[dict]:
     reports = []
     for report in sorted(trace_dir.glob("*.profile.json")):
         try:
-            data = json.loads(report.read_text(errors="replace"))
+            data = parse_json(report.read_text(errors="replace"))
             float(data["interval_s"]), int(data["samples"]), float(data.get("batch_s", 0.0))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue

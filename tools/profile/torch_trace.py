@@ -14,11 +14,11 @@ be (tools/profile/code_names.py), else `path:name@line` as the trace names it.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 from collections import defaultdict
 from pathlib import Path, PurePath
 
+from tools.json_text import parse_json
 from tools.profile.code_names import SourceNames
 from tools.profile.samples import KEPT, Profile, kept_stacks, place
 
@@ -35,7 +35,7 @@ def trace_files(folder: Path) -> list[Path]:
 def _events(path: Path) -> list[dict]:
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", errors="replace") as f:
-        data = json.load(f)
+        data = parse_json(f.read())
     events = data.get("traceEvents", []) if isinstance(data, dict) else data
     return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
 

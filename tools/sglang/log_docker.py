@@ -17,6 +17,8 @@ import json
 import re
 from typing import NamedTuple
 
+from tools.json_text import parse_json
+
 
 class Wrapped(NamedTuple):
     message: str  # without the newline that ended it
@@ -35,8 +37,8 @@ _TIME_FIELD = re.compile(r'"time"\s*:\s*"([^"\\]{1,64})"')
 
 def _docker(line: str) -> Wrapped | None:
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
+        record = parse_json(line)
+    except ValueError:
         return _docker_cut(line)
     if not isinstance(record, dict) or not isinstance(record.get("log"), str):
         return None

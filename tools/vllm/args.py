@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import json
 import re
 from typing import Any
 
+from tools.json_text import parse_json
 from tools.sglang.server_args_repr import ReprScanner, by_items, split_item, to_json, whole_repr
 
 NAMESPACE = re.compile(r"\bargs: Namespace\(")
@@ -82,7 +82,7 @@ def _config_value(text: str) -> Any:
         return to_json(ast.literal_eval(text))
     if text.startswith("{"):
         with contextlib.suppress(ValueError):
-            return json.loads(text)
+            return parse_json(text)
     if _SPECULATIVE.fullmatch(text):
         return speculative_config(text)
     return text
@@ -100,7 +100,7 @@ def speculative_config(value: Any) -> dict[str, Any] | None:
         return _read(found.group("inner") + ")", ")", call=True)
     if value.lstrip().startswith("{"):
         with contextlib.suppress(ValueError):
-            parsed = json.loads(value)  # `--speculative-config` is JSON: null, true
+            parsed = parse_json(value)  # `--speculative-config` is JSON: null, true
             return parsed if isinstance(parsed, dict) else None
         return _read(value.lstrip()[1:], "}", call=False)
     return None
