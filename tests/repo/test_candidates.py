@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,60 @@ def test_a_file_emptied_stays_an_empty_file_in_every_tree(tmp_path: Path) -> Non
     assert "+++ b/pkg/__init__.py" in emptied.patch
     with scratch_worktree(repo, cands.good_sha, [emptied.patch]) as tree:
         assert (tree / "pkg/__init__.py").read_text() == ""
+
+
+def test_a_text_file_that_is_not_utf8_travels_as_a_binary_patch(tmp_path: Path) -> None:
+    """A Latin-1 file's hunks held bytes no JSON state can hold: `diff` was an internal error
+    and an investigation stopped on its first checkpoint. Its change is now git's binary patch,
+    which rebuilds the bytes exactly, in the working tree's diff and in a commit's."""
+    from tools.repo.candidates import commit_changes
+    from tools.repo.worktree import scratch_worktree
+
+    repo = make_repo(tmp_path)
+    (repo / "names.txt").write_bytes("café = 1\n".encode("latin-1"))
+    sh(repo, "git", "add", "-A")
+    sh(repo, "git", "commit", "-qm", "data")
+    sh(repo, "git", "tag", "-f", "good")
+    changed = "café = 2\nnaïve = 3\n".encode("latin-1")
+    (repo / "names.txt").write_bytes(changed)
+    (repo / "b.py").write_text("x = 2\n")
+    _, cands = hunk_candidates(open_repo(repo), "good")
+    latin = next(c for c in cands if c.file == "names.txt")
+    assert latin.header == "not UTF-8" and "GIT binary patch" in latin.patch
+    json.dumps([c.model_dump() for c in cands]).encode()  # the state can hold every one
+    sha = sh(repo, "git", "rev-parse", "good").strip()
+    with scratch_worktree(repo, sha, [latin.patch]) as tree:
+        assert (tree / "names.txt").read_bytes() == changed
+    (repo / "debug-agent.toml").write_text(
+        "[bench]\nkind = 'command'\ncommand = 'true'\nmetric_regex = '(x)'\n"
+    )
+    listed = run_cli("diff", "--json", cwd=repo)
+    assert listed.returncode == 0, listed.stderr
+    assert latin.id in listed.stdout
+    sh(repo, "git", "commit", "-qam", "both")
+    found = commit_changes(open_repo(repo), "good", "HEAD")
+    assert [c.header for c in found.candidates if c.file == "names.txt"] == ["not UTF-8"]
+
+
+NAME_BENCH = """import os
+named = [f for f in os.listdir(b".") if f.startswith(b"caf")]
+print("x:", 2 if named and open(named[0]).read() == "X = 1\\n" else 1)
+"""
+
+
+def test_a_file_name_that_is_not_utf8_is_a_candidate_a_state_can_hold(tmp_path: Path) -> None:
+    """A name of Latin-1 bytes reached the state as surrogate escapes: `diff` and the run were
+    internal errors. Its id and file are shown with `\\xe9`; its patch names it in git's octal
+    quoting, so the scratch tree gets the very bytes."""
+    repo = make_repo(tmp_path, {"bench.py": NAME_BENCH})
+    (repo / "debug-agent.toml").write_text(
+        "[bench]\nkind = 'command'\ncommand = '{python} bench.py'\nmetric = 'x'\n"
+        "metric_regex = 'x: (\\d+)'\n"
+    )
+    (repo / os.fsdecode(b"caf\xe9.py")).write_text("X = 1\n")
+    done = run_cli("investigate", "--symptom", "x 2 (was 1)", "--json", cwd=repo)
+    result = json.loads(done.stdout)
+    assert result["status"] == "confirmed", result["notes"]
+    (culprit,) = result["culprits"]
+    assert culprit["id"].startswith("caf\\xe9-")
+    json.loads((Path(result["session_dir"]) / "state.json").read_text())

@@ -26,8 +26,9 @@ from unidiff.errors import UnidiffParseError
 from tools.config import CONFIG_NAME, TargetConfig
 from tools.errors import ToolError
 from tools.folders import sessions_root, state_dir
-from tools.repo.git_names import header_name, submodule_change, unquote
+from tools.repo.git_names import header_name, shown_name, submodule_change, unquote
 from tools.repo.overlay import Overlay
+from tools.repo.undecodable import binary_diff, holds_undecodable, undecodable_change
 from tools.repo.worktree import (
     GitError,
     add_paths,
@@ -157,8 +158,9 @@ class CandidateSet(BaseModel):
 
 
 def _hunk_id(path: str, lines: list[str]) -> str:
-    digest = hashlib.sha1(("\0".join([path, *lines])).encode()).hexdigest()[:6]
-    return f"{Path(path).stem}-{digest}"
+    text = "\0".join([path, *lines]).encode("utf-8", "surrogateescape")  # a name not UTF-8
+    digest = hashlib.sha1(text).hexdigest()[:6]
+    return f"{shown_name(Path(path).stem)}-{digest}"
 
 
 def own_paths(repo_root: Path, config_dir: Path | None = None) -> list[str]:
@@ -291,16 +293,21 @@ def _add_file(
         return
     modes = [line for line in info if line.startswith(_MODE_LINES)]
     binary = any(pfile.is_binary_file for pfile in pfiles)
-    if binary and (size := _largest(repo, good_sha, path, to)) > BIG_BINARY:
+    undecodable = not binary and undecodable_change(pfiles)
+    if (binary or undecodable) and (size := _largest(repo, good_sha, path, to)) > BIG_BINARY:
         found.carried.append(
             f"{path}: a binary file of {size:,} bytes, too big to travel in a patch: in no "
             "state (commit it, or ignore it if the server never reads it)"
         )
         return
-    if binary or len(pfiles) > 1 or not len(pfiles[0]):  # no hunk can say it
-        raw = _diff(repo, good_sha, *([to] if to else []), "--binary", "--", *literal([path]))
-        header = "; ".join(["binary"] * binary + modes) or "whole file"
-        found.candidates.append(_whole_file(path, raw, header, origin(None)))
+    if binary or undecodable or len(pfiles) > 1 or not len(pfiles[0]):  # no hunk can say it
+        sides = [good_sha, *([to] if to else []), "--", *literal([path])]
+        raw = binary_diff(repo, *sides) if undecodable else _diff(repo, "--binary", *sides)
+        if holds_undecodable(raw):  # its .gitattributes name a diff driver: git keeps it text
+            found.carried.append(f"{path}: not UTF-8 text, and no binary patch: in no state")
+            return
+        header = "; ".join(["binary"] * binary + ["not UTF-8"] * undecodable + modes)
+        found.candidates.append(_whole_file(path, raw, header or "whole file", origin(None)))
         return
     git_line = next(line for line in info if line.startswith("diff --git "))
     if any(line.startswith("old mode ") for line in modes):
@@ -329,7 +336,12 @@ def _whole_file(path: str, patch: str, header: str, origin: str) -> Candidate:
     """A change of a whole file as one candidate; its id hashes git's patch past the names."""
     lines = patch.splitlines()[1:]
     return Candidate(
-        id=_hunk_id(path, lines), kind="hunk", file=path, header=header, patch=patch, origin=origin
+        id=_hunk_id(path, lines),
+        kind="hunk",
+        file=shown_name(path),
+        header=header,
+        patch=patch,
+        origin=origin,
     )
 
 
@@ -353,7 +365,7 @@ def _hunks(path: str, pfile: PatchedFile, prefix: str, origin: Origin) -> list[C
             Candidate(
                 id=_hunk_id(path, body),
                 kind="hunk",
-                file=path,
+                file=shown_name(path),
                 header=header,
                 added=hunk.added,
                 removed=hunk.removed,

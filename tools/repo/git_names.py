@@ -15,6 +15,12 @@ _BYTE = re.compile(r"""\\([0-3][0-7]{2}|[abtnvfr"\\])""")
 _NAMES = {v: k for k, v in _ESCAPES.items()}
 
 
+def shown_name(name: str) -> str:
+    """A file name as a state can hold it: bytes that are not UTF-8 (kept as surrogate escapes
+    by `unquote`) written as `\\xe9`; no JSON holds a lone surrogate."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def unquote(name: str) -> str:
     """The real name of a (possibly quoted) name from a diff header."""
     if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
@@ -31,9 +37,15 @@ def unquote(name: str) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def _escaped_byte(ch: str) -> bool:
+    return "\udc80" <= ch <= "\udcff"
+
+
 def quote(name: str) -> str:
-    """`name` as git writes it in a header with core.quotePath off (non-ASCII left as is)."""
-    if not any(ord(ch) < 32 or ch in '"\\\x7f' for ch in name):
+    """`name` as git writes it in a header with core.quotePath off (non-ASCII left as is); a
+    byte that is not UTF-8 (a surrogate escape) in octal, as git writes it with the path quoted,
+    so that the patch is text a state can hold."""
+    if not any(ord(ch) < 32 or ch in '"\\\x7f' or _escaped_byte(ch) for ch in name):
         return name
     out = []
     for ch in name:
@@ -42,6 +54,8 @@ def quote(name: str) -> str:
             out.append("\\" + _NAMES[code])
         elif code < 32 or code == 0x7F:
             out.append(f"\\{code:03o}")
+        elif _escaped_byte(ch):
+            out.append(f"\\{code - 0xDC00:03o}")
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
