@@ -6,7 +6,6 @@ is the launch itself (run in the scratch tree; no port, no ready wait).
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 import tomllib
@@ -26,8 +25,10 @@ from pydantic import (
 )
 
 from tools import secrets
+from tools.config_values import command_words, valid_regex
 from tools.errors import ToolError, first_problem
 from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
+from tools.placeholders import BENCH, BUILD, LAUNCH
 
 CONFIG_NAME = "debug-agent.toml"
 
@@ -60,30 +61,6 @@ class TargetSection(_Section):
     good: str = "HEAD"
 
 
-def _words(command: str | None, where: str) -> str | None:
-    """A command line that splits into words the way the shell would; else a clear error."""
-    if command is None:
-        return None
-    try:
-        words = shlex.split(command)
-    except ValueError as e:
-        raise ValueError(f"{where} cannot be split into words ({e}): {command!r}") from None
-    if not words:
-        raise ValueError(f"{where} is empty")
-    return command
-
-
-def _regex(pattern: str | None, where: str) -> str | None:
-    if pattern is not None:
-        try:
-            re.compile(pattern)
-        except re.error as e:
-            raise ValueError(
-                f"{where} is not a valid regular expression ({e}): {pattern!r}"
-            ) from None
-    return pattern
-
-
 class LaunchSection(_Section):
     command: str
     env: Environment = Field(default_factory=dict)
@@ -93,7 +70,7 @@ class LaunchSection(_Section):
     @field_validator("command")
     @classmethod
     def _command_words(cls, command: str) -> str:
-        return _words(command, "the command") or command
+        return command_words(command, "the command") or command
 
     @field_validator("ready")
     @classmethod
@@ -101,7 +78,7 @@ class LaunchSection(_Section):
         if ready == "log:":
             raise ValueError('the log: pattern is empty: "log:<regex>" waits for a line it matches')
         if ready.startswith("log:"):
-            return _regex(ready[4:], "the log: pattern") or ready
+            return valid_regex(ready[4:], "the log: pattern") or ready
         if not ready.startswith("/"):
             raise ValueError(
                 f"{ready!r} is neither an HTTP path (starting with '/', e.g. "
@@ -119,7 +96,7 @@ class BaselineSection(_Section):
     @field_validator("command")
     @classmethod
     def _command_words(cls, command: str | None) -> str | None:
-        return _words(command, "the command")
+        return command_words(command, "the command")
 
 
 class BenchSection(_Section):
@@ -160,8 +137,8 @@ class BenchSection(_Section):
     def _command_needs_a_command(self) -> BenchSection:
         if self.kind == "command" and not self.command:
             raise ValueError('kind = "command" needs bench.command')
-        _words(self.command, "bench.command")
-        _regex(self.metric_regex, "bench.metric_regex")
+        command_words(self.command, "bench.command", BENCH)
+        valid_regex(self.metric_regex, "bench.metric_regex")
         return self
 
 
@@ -181,7 +158,7 @@ class BuildSection(_Section):
     def _command_words(cls, command: str | None) -> str | None:
         if command and any(p in command for p in SERVER_PLACEHOLDERS):
             raise ValueError("build.command runs before any server: no {port} or {base_url}")
-        return _words(command, "build.command")
+        return command_words(command, "build.command", BUILD)
 
 
 class BudgetSection(_Section):
@@ -313,6 +290,9 @@ class TargetConfig(_Section):
             data = {**data, "launch": {**(launch or {}), "command": command}}
         config = handler(data)
         config._bench_only = bench_only
+        if not bench_only:  # a bench command as the launch holds a bench's placeholders
+            command_words(config.launch.command, "launch.command", LAUNCH)
+            command_words(config.baseline.command, "baseline.command", LAUNCH)
         if config.host is not None and config.stack is not None and config.stack.bad == "current":
             raise ValueError(
                 '[stack] bad = "current" reads what this machine\'s Python has installed; with '
@@ -347,7 +327,12 @@ class TargetConfig(_Section):
         state of a [stack] has its own) filled in."""
         text = (command or self.launch.command).replace("{port}", str(port))
         python = python or self.python
-        return [python if arg == "{python}" else arg for arg in shlex.split(text)]
+        # a word that is {python} may hold spaces; inside a word (`bash -c '{python} -m x'`) it
+        # is written as it is
+        return [
+            python if arg == "{python}" else arg.replace("{python}", python)
+            for arg in shlex.split(text)
+        ]
 
 
 MAX_CONFIG_BYTES = 1 << 20

@@ -102,6 +102,8 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\n[llm]\nmax_cost = -1\n",
     "[launch]\ncommand = 'true {port}'\n[symptom]\ndefault = 'garbage'\n",
     "[launch]\ncommand = 'true {port}'\n[llm]\nmodel = 'm'\nbase_url = 'localhost:8000/v1'\n",
+    # a misspelt placeholder went to the server as written (which then waited its timeout)
+    "[launch]\ncommand = 'true --port {prot}'\n",
 ]
 
 ARGV_CASES = [
