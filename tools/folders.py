@@ -13,18 +13,29 @@ import time
 from pathlib import Path
 
 
+def _xdg(variable: str, default: Path) -> Path:
+    """An XDG base folder: a relative one is invalid and ignored, as the spec says (it would put
+    state under whatever folder a command runs in: the repository under study, often)."""
+    value = Path(os.environ.get(variable) or default)
+    return value if value.is_absolute() else default
+
+
+def _given(variable: str) -> Path | None:
+    """A folder named by one of our variables; a relative one from the folder a command runs in,
+    made absolute so that every line names the same folder."""
+    value = os.environ.get(variable)
+    return Path(os.path.abspath(value)) if value else None
+
+
 def state_dir() -> Path:
-    explicit = os.environ.get("DEBUG_AGENT_STATE_DIR")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "debug-agent"
+    return _given("DEBUG_AGENT_STATE_DIR") or (
+        _xdg("XDG_STATE_HOME", Path.home() / ".local" / "state") / "debug-agent"
+    )
 
 
 def cache_dir() -> Path:
     """What can be made again (the environments of package sets): XDG's cache folder."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "debug-agent"
+    return _xdg("XDG_CACHE_HOME", Path.home() / ".cache") / "debug-agent"
 
 
 MIN_FREE_BYTES = 64 << 20  # a session's logs and checkpoints need a few MB; fail early, not midway
@@ -66,9 +77,9 @@ def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = Non
     repo_root = repo_root or _enclosing_repo(cwd)
     if explicit is not None:
         return explicit
-    env = os.environ.get("DEBUG_AGENT_SESSIONS_DIR")
-    if env:
-        return Path(env)
+    given = _given("DEBUG_AGENT_SESSIONS_DIR")
+    if given is not None:
+        return given
     if repo_root is not None and cwd.resolve().is_relative_to(repo_root.resolve()):
         return state_dir() / "sessions"
     return cwd / "sessions"

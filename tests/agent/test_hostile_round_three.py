@@ -12,7 +12,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import assert_one_line_error, investigate_seed, make_repo, run_cli, sh
+from tests.conftest import (
+    assert_one_line_error,
+    bench_repo,
+    investigate_seed,
+    make_repo,
+    run_cli,
+    sh,
+)
 from tools.lab.create import create_lab
 
 
@@ -304,3 +311,22 @@ def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: 
         assert (moved / session.name / "report.md").read_text().startswith("# Investigation")
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_relative_state_folders_never_put_a_session_in_the_users_tree(tmp_path: Path) -> None:
+    """XDG_STATE_HOME=relx, run in the repository, wrote every session into it: untracked files
+    that the next investigation searched as candidates (38 of them, 13 launches for a 4-launch
+    answer). A relative XDG folder is ignored, as the XDG spec says; our own variables are read
+    from the folder the command runs in, and named whole."""
+    repo = bench_repo(tmp_path, "print('latency_ms: 5')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DEBUG_AGENT_")}
+    env.update(HOME=str(tmp_path / "home"), XDG_STATE_HOME="relx", XDG_CACHE_HOME="rely")
+    before = sh(repo, "git", "status", "--porcelain", "--untracked-files=all")
+    argv = [sys.executable, "-m", "agent", "investigate", "--symptom", "latency 5ms", "--json"]
+    done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    result = json.loads(done.stdout)
+    assert sh(repo, "git", "status", "--porcelain", "--untracked-files=all") == before
+    assert Path(result["session_dir"]).is_relative_to(tmp_path / "home" / ".local" / "state")
+    env["DEBUG_AGENT_SESSIONS_DIR"] = "../elsewhere"
+    done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert json.loads(done.stdout)["session_dir"].startswith(str(tmp_path / "elsewhere"))
