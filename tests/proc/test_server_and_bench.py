@@ -256,3 +256,18 @@ def test_chatty_output_is_kept_within_a_bound_and_read_whole(tmp_path: Path) -> 
     text = (tmp_path / "s.log").read_text()
     assert len(text) < 2.5 * 2**20 and "bytes cut here" in text
     assert text.startswith("first line") and "last line" in text[-(2**20) :]
+
+
+def test_a_number_with_a_comma_is_an_error_never_dropped(tmp_path: Path) -> None:
+    """`1,001` read as nothing while `999` read: the launch's value came from its fast requests
+    only. A comma in a number (thousands, or a decimal comma) is not guessed at."""
+    bench = BenchSection(
+        kind="command",
+        metric="x_ms",
+        command="echo 'x_ms 999'; echo 'x_ms 1,001'",
+        metric_regex=r"x_ms (\S+)",
+    )
+    with pytest.raises(BenchError, match="read '1,001': a number written with a comma"):
+        run_command_bench(
+            bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+        )

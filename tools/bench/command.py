@@ -44,6 +44,11 @@ class Placeholders:
         return template
 
 
+# "1,234.5" or "12,5": read as nothing, it was dropped beside the values under 1,000 that did
+# read, and a launch's median came from its fast requests only
+_COMMA_NUMBER = re.compile(r"[+-]?\d[\d,]*,\d+(?:\.\d+)?")
+
+
 def _from_regex(pattern: str, text: str) -> list[float]:
     try:
         regex = re.compile(pattern, re.MULTILINE)
@@ -52,6 +57,12 @@ def _from_regex(pattern: str, text: str) -> list[float]:
     values, unread = [], []
     for match in regex.finditer(text):
         raw = match.group(1) if regex.groups else match.group(0)
+        if isinstance(raw, str) and _COMMA_NUMBER.fullmatch(raw.strip()):
+            raise BenchError(
+                f"bench.metric_regex {pattern!r} read {raw.strip()!r}: a number written with a "
+                "comma (thousands, or a decimal comma?), which is not guessed at: print it "
+                "plainly, or match it without the comma"
+            )
         try:
             values.append(float(raw))
         except (ValueError, TypeError):  # TypeError: an optional group that matched nothing
