@@ -19,6 +19,7 @@ import re
 from functools import lru_cache
 
 from tools.code_paths.statement_slices import touched_slices
+from tools.python_ast import parse_module
 from tools.repo.candidates import Candidate
 
 _TRAILING_COMMENT = re.compile(r"\s+#.*$")
@@ -41,7 +42,7 @@ def _docstring_of(node: ast.AST) -> ast.Expr | None:
 def _code_of(source: str) -> str:
     """The module's syntax tree without docstrings, dumped (cached: every hunk of a file
     compares with the same good source)."""
-    tree = ast.parse(source)
+    tree = parse_module(source)
     for node in ast.walk(tree):
         if _docstring_of(node) is not None:
             node.body[0] = ast.Pass()  # type: ignore[attr-defined]
@@ -53,7 +54,7 @@ def _docstring_lines(source: str) -> frozenset[int]:
     """The line numbers a docstring of `source` spans."""
     return frozenset(
         n
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parse_module(source))
         if (doc := _docstring_of(node)) is not None
         for n in range(doc.lineno, (doc.end_lineno or doc.lineno) + 1)
     )

@@ -26,6 +26,7 @@ from tools.gpu.info import GpuInfo
 from tools.proc.import_trace import ImportTrace
 from tools.proc.worker_env import WorkerEnv
 from tools.profile.movers import Mover
+from tools.python_ast import parse_module
 from tools.repo.candidates import ENV_SET, Candidate
 from tools.secrets import fingerprint, mask
 from tools.server_facts import ServerFacts
@@ -152,7 +153,7 @@ def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
 @lru_cache(maxsize=32)
 def _parsed(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse_module(text)
     except (SyntaxError, ValueError):
         return None
 
@@ -358,7 +359,10 @@ def assess(
         lambda: _other_gpu(c, facts, bad_source, root),
         lambda: _env_never_arrives(c, facts),
     ):
-        verdict = check()
+        try:
+            verdict = check()
+        except RecursionError:  # a source nested deeper than its readers follow: no evidence
+            verdict = None
         if verdict is not None:
             return verdict
     return Relevance(candidate=c.id, on_path=None, reason="no evidence against it", evidence=[])

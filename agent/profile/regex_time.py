@@ -9,11 +9,11 @@ changed. agent/phases/pattern_focus.py weighs the commits that change a pattern 
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from tools.profile.code_names import FunctionSpan, functions, named
 from tools.profile.movers import Mover
+from tools.python_ast import parse_module
 
 # methods of a compiled pattern (and the `re` module's functions of the same names); no `str`
 # or `bytes` method has these names
@@ -25,7 +25,7 @@ REGEX_CALLS = frozenset(
 def _spans(root: Path, path: str) -> list[FunctionSpan]:
     try:
         file = Path(path) if Path(path).is_absolute() else root / path
-        return functions(ast.parse(file.read_text(encoding="utf-8", errors="replace")))
+        return functions(parse_module(file.read_text(encoding="utf-8", errors="replace")))
     except (OSError, SyntaxError, ValueError, RecursionError):
         return []
 

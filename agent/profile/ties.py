@@ -19,6 +19,7 @@ from agent.profile.time_moved import mover_line
 from tools.code_paths.dependencies import changed_line_numbers
 from tools.profile.code_names import FunctionSpan, functions, named
 from tools.profile.movers import Mover
+from tools.python_ast import parse_module
 from tools.repo.candidates import Candidate
 
 GROWTH = 4.0  # a hunk tied to a function carrying the whole gap weighs this much more, plus one
@@ -161,7 +162,7 @@ def profile_priors(
             continue
         if c.file not in parsed:
             try:
-                tree = ast.parse(bad_sources.get(c.file) or "")
+                tree = parse_module(bad_sources.get(c.file) or "")
                 parsed[c.file] = (tree, functions(tree))
             except (SyntaxError, ValueError, RecursionError):
                 parsed[c.file] = None

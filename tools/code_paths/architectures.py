@@ -13,6 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tools.python_ast import parse_module
+
 MODEL_CONFIG = "srt/configs/model_config.py"
 
 
@@ -87,6 +89,6 @@ def _read(tree: ast.Module) -> ArchitectureFacts:
 def architecture_facts(pkg: Path) -> ArchitectureFacts:
     path = pkg / MODEL_CONFIG
     try:
-        return _read(ast.parse(path.read_text(errors="replace")))
+        return _read(parse_module(path.read_text(errors="replace")))
     except (OSError, SyntaxError, ValueError):
         return ArchitectureFacts()

@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from tools.code_paths.conditions import reads_server_args
+from tools.python_ast import parse_module
 
 RUNNER = "srt/model_executor/model_runner.py"
 ATTENTION_PKG = "sglang.srt.layers.attention."
@@ -178,7 +179,10 @@ def read_branches(pkg: Path) -> list[Registration]:
     path = pkg / RUNNER
     if not path.exists():
         return []
-    tree = ast.parse(path.read_text(errors="replace"))
+    try:
+        tree = parse_module(path.read_text(errors="replace"))
+    except (OSError, SyntaxError):  # unreadable: no branch is known
+        return []
     names = {
         alias.asname or alias.name: module_file(node.module)
         for node in ast.walk(tree)

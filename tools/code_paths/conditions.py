@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.gpu.guards import UNKNOWN, three_valued
+from tools.python_ast import parse_module
 
 SPEC_INFO = "srt/speculative/spec_info.py"
 _ARGS = ("server_args", "global_server_args_dict", "get_global_server_args")
@@ -23,7 +24,7 @@ _ARGS = ("server_args", "global_server_args_dict", "get_global_server_args")
 def algorithm_methods(pkg: Path) -> dict[str, ast.expr]:
     """`is_eagle` -> the expression it returns, from the release's SpeculativeAlgorithm."""
     try:
-        tree = ast.parse((pkg / SPEC_INFO).read_text(errors="replace"))
+        tree = parse_module((pkg / SPEC_INFO).read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return {}
     found = {}

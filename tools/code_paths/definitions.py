@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+from tools.python_ast import parse_module
+
 LOCAL = "<function>"  # the owner of a function defined inside a function
 
 _MEANINGLESS = set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist)
@@ -139,7 +141,7 @@ def read_module(source: str | None, path: str) -> ModuleNames | None:
     if source is None or not path.endswith(".py"):
         return None
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except (SyntaxError, ValueError):
         return None
     module = ModuleNames()

@@ -40,9 +40,11 @@ Event = Literal["defined", "removed", "signature", "renamed to", "renamed from"]
 
 _NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_]\w*)")
-_FILE_NAME = re.compile(r"[\w.\-]+\.\w+")
-_CALL = re.compile(r"([A-Za-z_]\w*)\s*\(")
-_CHAIN = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# each starts only where a word does: from inside a 20 MB word (a data literal), every start
+# scanned to its end, quadratic (an investigation stood for minutes on one hunk)
+_FILE_NAME = re.compile(r"(?<![\w.\-])[\w.\-]+\.\w+")
+_CALL = re.compile(r"(?<!\w)([A-Za-z_]\w*)\s*\(")
+_CHAIN = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
 Needed = Literal["apply", "revert", "both"]

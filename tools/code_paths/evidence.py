@@ -50,6 +50,7 @@ from tools.code_paths.verdicts import FileVerdict, Judge
 from tools.errors import ToolError
 from tools.gpu.guards import mentions_gpu
 from tools.gpu.info import GpuInfo
+from tools.python_ast import parse_module
 
 REGISTRY = "srt/layers/attention/attention_registry.py"
 # how a server is started: `python -m sglang.launch_server`, `sglang serve` (console script)
@@ -79,7 +80,10 @@ def read_registry(pkg: Path, graph: ModuleGraph) -> list[Registration]:
     a module imported only under a GPU guard in the factory is recorded with the guard."""
     path = pkg / REGISTRY
     names = lookup_in(graph, path)  # the registry's `_is_npu = is_npu()` and the like
-    tree = ast.parse(path.read_text(errors="replace"))
+    try:
+        tree = parse_module(path.read_text(errors="replace"))
+    except (OSError, SyntaxError):  # unreadable: no registration is known
+        return []
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
@@ -192,6 +196,27 @@ def classify(
     architecture: str | None,
     gpu: GpuInfo | None = None,
     log_text: str = "",
+) -> PathsReport:
+    """Each file's status, from the selection, the log and the import chains; a source nested
+    deeper than the readers can follow (a parsed chain of 900 additions) decides nothing."""
+    try:
+        return _classify(files, pkg, server_args, args_line, architecture, gpu, log_text)
+    except RecursionError:
+        why = "a source on the way is nested too deeply to follow (RecursionError): not decided"
+        unknown = [
+            FileVerdict(path=_relative(f, pkg), status="unknown", evidence=[why]) for f in files
+        ]
+        return PathsReport(files=unknown, gpu=gpu, servings=[])
+
+
+def _classify(
+    files: list[str],
+    pkg: Path,
+    server_args: dict | None,
+    args_line: int | None,
+    architecture: str | None,
+    gpu: GpuInfo | None,
+    log_text: str,
 ) -> PathsReport:
     cache = SummaryCache(pkg)
     graph = ModuleGraph(pkg.parent, display_root=pkg, cache=cache)

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from tools.code_paths.modules import ImportStmt, ModuleGraph, expression, summarize
 from tools.gpu.guards import Lookup, decide, no_names
 from tools.gpu.info import GpuInfo
+from tools.python_ast import parse_module
 
 
 class Hop(NamedTuple):
@@ -72,7 +73,7 @@ def source_lookup(text: str, path: Path | None, display_root: Path | None = None
     """Module-level names of one source text (a file of the bad state): its own, and through
     `from m import` those of the modules beside it, when its path is known."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return no_names
     base = _base(tree, path) if path is not None else None

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tools.code_paths.cache import SummaryCache
+from tools.python_ast import parse_expression, parse_module
 
 Guard = tuple[str, bool]  # an enclosing `if` test as source, and the branch taken
 
@@ -68,7 +69,7 @@ class ModuleSummary:
 
 @lru_cache(maxsize=4096)
 def expression(source: str) -> ast.expr:
-    return ast.parse(source, mode="eval").body
+    return parse_expression(source)
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -137,10 +138,10 @@ def summarize(tree: ast.Module, dotted: str, is_package: bool) -> ModuleSummary:
 
 def parse_file(path: Path, dotted: str) -> ModuleSummary | None:
     try:
-        tree = ast.parse(path.read_bytes())
-    except (OSError, SyntaxError, ValueError):
+        tree = parse_module(path.read_bytes())
+        return summarize(tree, dotted, path.name == "__init__.py")
+    except (OSError, SyntaxError, ValueError, RecursionError):  # deeper than unparse can go
         return None
-    return summarize(tree, dotted, path.name == "__init__.py")
 
 
 def dotted_name(base: Path, path: Path) -> str:

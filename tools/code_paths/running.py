@@ -24,6 +24,7 @@ from pathlib import Path
 
 from tools.code_paths.conditions import Facts
 from tools.code_paths.modules import ModuleGraph, summarize
+from tools.python_ast import parse_module
 
 MAX_CALLS = 400  # functions followed per run, whatever the package's size
 _DEF = re.compile(r"^\s*def (\w+)\(", re.M)
@@ -77,7 +78,7 @@ class Reader:
     def tree(self, path: Path) -> ast.Module | None:
         if path not in self.trees:
             try:
-                self.trees[path] = ast.parse(path.read_text(errors="replace"))
+                self.trees[path] = parse_module(path.read_text(errors="replace"))
             except (OSError, SyntaxError, ValueError):
                 self.trees[path] = None
         return self.trees[path]

@@ -15,6 +15,8 @@ import ast
 from collections.abc import Sequence
 from functools import lru_cache
 
+from tools.python_ast import parse_module
+
 # (first line, line count, the lines that replace them); a count of 0 inserts after `first`
 Edit = tuple[int, int, Sequence[str]]
 Span = tuple[int, int]  # first and last line of a top-level statement, decorators included
@@ -26,7 +28,7 @@ def statement_spans(source: str) -> Module:
     """Each top-level statement's lines, and the last line of the module's `from __future__`
     imports (0: none); None where the module does not parse or holds a module-level `global`."""
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     spans, future_end = [], 0

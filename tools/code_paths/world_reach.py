@@ -25,6 +25,7 @@ from tools.code_paths.imports import source_lookup
 from tools.code_paths.modules import dotted_name
 from tools.gpu.guards import Lookup, decide
 from tools.gpu.info import GpuInfo
+from tools.python_ast import parse_module
 
 World = tuple[tuple[str, str, str | None], ...]  # (path in the package, text, world key)
 
@@ -74,7 +75,7 @@ def _places(
     """Which of `wanted` the file names where it can run, and where it names each under a test
     false on this GPU; None where the file cannot be read as code."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError, RecursionError):
         return None
     dotted = dotted_name(pkg.parent, pkg / rel)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.digits import is_digits
+from tools.python_ast import parse_module
 
 
 @dataclass
@@ -81,7 +82,7 @@ class SourceNames:
         trace names it where the file cannot be read or holds no such function)."""
         if file not in self._spans:
             try:
-                self._spans[file] = functions(ast.parse(Path(file).read_bytes()), True)
+                self._spans[file] = functions(parse_module(Path(file).read_bytes()), True)
             except (OSError, SyntaxError, ValueError, RecursionError):
                 self._spans[file] = []
         found = named(self._spans[file], f"{name}@{line}")

@@ -11,7 +11,6 @@ coming and going. Nothing here writes to the repository's index, working tree or
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Sequence
@@ -26,6 +25,7 @@ from unidiff.errors import UnidiffParseError
 from tools.config import CONFIG_NAME, TargetConfig
 from tools.errors import ToolError
 from tools.folders import sessions_root, state_dir
+from tools.repo.big_changes import BIG_BINARY, largest, too_big
 from tools.repo.git_names import header_name, shown_name, submodule_change, unquote
 from tools.repo.overlay import Overlay
 from tools.repo.undecodable import binary_diff, holds_undecodable, undecodable_change
@@ -266,9 +266,6 @@ def hunk_candidates(
     return found.good_sha, found.candidates
 
 
-# a binary change is one patch, both sides in base85: past this size it would weigh on every
-# state, checkpoint and transcript that holds the candidate
-BIG_BINARY = 8 << 20
 _MODE_LINES = ("old mode ", "new mode ", "new file mode ", "deleted file mode ")
 
 
@@ -294,11 +291,13 @@ def _add_file(
     modes = [line for line in info if line.startswith(_MODE_LINES)]
     binary = any(pfile.is_binary_file for pfile in pfiles)
     undecodable = not binary and undecodable_change(pfiles)
-    if (binary or undecodable) and (size := _largest(repo, good_sha, path, to)) > BIG_BINARY:
-        found.carried.append(
-            f"{path}: a binary file of {size:,} bytes, too big to travel in a patch: in no "
-            "state (commit it, or ignore it if the server never reads it)"
-        )
+    if (binary or undecodable) and (size := largest(repo, good_sha, path, to)) > BIG_BINARY:
+        found.carried.append(too_big(path, f"a binary file of {size:,} bytes"))
+        return
+    if not binary and (size := sum(len(str(pfile)) for pfile in pfiles)) > BIG_BINARY:
+        # a data literal of 20 MB: copied into every state and checkpoint, it took a run from
+        # 7 s to 3 minutes and 2.8 GB
+        found.carried.append(too_big(path, f"a change of {size:,} characters of diff"))
         return
     if binary or undecodable or len(pfiles) > 1 or not len(pfiles[0]):  # no hunk can say it
         sides = [good_sha, *([to] if to else []), "--", *literal([path])]
@@ -319,17 +318,6 @@ def _add_file(
     created = [line for line in modes if "file mode" in line]
     prefix = "".join(f"{line}\n" for line in [git_line, *created])
     found.candidates += _hunks(path, pfiles[0], prefix, origin)
-
-
-def _largest(repo: git.Repo, good_sha: str, path: str, to: str | None = None) -> int:
-    """The larger of a file's sizes in the good commit and in the working tree or commit `to`
-    (a binary patch holds both)."""
-    here = Path(str(repo.working_tree_dir)) / path
-    sizes = [here.lstat().st_size] if to is None and (here.is_symlink() or here.exists()) else []
-    for sha in [good_sha, *([to] if to else [])]:
-        with contextlib.suppress(git.GitCommandError):
-            sizes.append(int(repo.git.cat_file("-s", f"{sha}:{path}")))
-    return max(sizes, default=0)
 
 
 def _whole_file(path: str, patch: str, header: str, origin: str) -> Candidate:

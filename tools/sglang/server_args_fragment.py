@@ -24,15 +24,10 @@ import ast
 import re
 from typing import Any
 
+from tools.python_ast import parse_expression
 from tools.sglang.log_lines import RECORD_START
 from tools.sglang.server_args_fields import BENCH_FIELDS, KNOWN_FIELDS
-from tools.sglang.server_args_repr import (
-    ENUM_REPR,
-    ReprScanner,
-    by_items,
-    parse_expression,
-    split_item,
-)
+from tools.sglang.server_args_repr import ENUM_REPR, ReprScanner, by_items, split_item
 
 _CALL_ITEM = re.compile(r"(?:^|,)\s*([A-Za-z_]\w*)=(?!=)")
 _DICT_ITEM = re.compile(r"(?:^|,)\s*'([A-Za-z_]\w*)'\s*:\s")

@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 import math
 import re
-import warnings
 from typing import Any
+
+from tools.python_ast import parse_expression
 
 KEYWORD = re.compile(r"\s*([A-Za-z_]\w*)\s*=(?!=)")
 DICT_KEY = re.compile(r"""\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*:""")
@@ -156,15 +157,6 @@ def _node_to_json(node: ast.expr) -> Any:
                 for k, v in zip(keys, node.values, strict=True)
             }
     return ast.unparse(node)
-
-
-def parse_expression(text: str) -> ast.expr:
-    """`ast.parse(text, mode="eval").body`, without the warnings a log's garbage raises
-    ("invalid decimal literal", "invalid escape sequence") reaching the user's terminal."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)  # escapes, before Python 3.12
-        return ast.parse(text, mode="eval").body
 
 
 def repr_value(source: str) -> Any:

@@ -10,6 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from tools.python_ast import parse_module
+
 _WORD = re.compile(r"\w+")
 
 
@@ -49,7 +51,7 @@ def plain_functions(tree: ast.Module) -> list[Function]:
 
 def parse_text(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return parse_module(text)
     except (SyntaxError, ValueError):
         return None
 

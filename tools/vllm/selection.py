@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tools.code_paths.branches import Registration
 from tools.errors import ToolError
+from tools.python_ast import parse_module
 from tools.vllm.attention import attention_line
 
 REGISTRY = "model_executor/models/registry.py"
@@ -44,7 +45,7 @@ def vllm_package(repo: Path) -> Path:
 def parse_path(path: Path) -> ast.Module | None:
     """The module at `path`, or None where it cannot be read or parsed."""
     try:
-        return ast.parse(path.read_text(errors="replace"))
+        return parse_module(path.read_text(errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return None
 

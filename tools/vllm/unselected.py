@@ -20,6 +20,7 @@ from tools.code_paths.closure import Closure, can_import
 from tools.code_paths.definitions import dotted_path
 from tools.code_paths.elsewhere import package_texts
 from tools.code_paths.verdicts import FileVerdict
+from tools.python_ast import parse_module
 from tools.vllm.blanking import without_strings
 from tools.vllm.selection import (
     PLATFORM_PLUGINS,
@@ -109,7 +110,7 @@ def _blanked(text: str, modules: set[str]) -> str:
     """`text` with every string that names a class of `modules` (however it is split over
     implicitly joined literals) replaced by an empty one; line numbers kept."""
     try:
-        tree = ast.parse(text)
+        tree = parse_module(text)
     except (SyntaxError, ValueError):
         return text
     return without_strings(
