@@ -12,6 +12,7 @@ from rich.console import Console
 from agent.llm.options import LLMOptions
 from agent.rest_of_range import MAX_SEARCHES, MIN_LAUNCHES, joined, rest_after
 from agent.session import Session, console_echo, saved_values, target_or_seed_lab
+from agent.session_lock import check_free
 from agent.symptom import given_or_configured, parse_symptom
 from agent.views import LaunchProgress, progress_bar
 from tools.config import load_config
@@ -121,6 +122,7 @@ def resume(
     from tools.repo.worktree import reap_stale_worktrees
 
     console = Console(stderr=as_json, highlight=False, soft_wrap=True)
+    check_free(folder)
     values = saved_values(folder)
     finished = values.get("phase") == "done" and values.get("result")
     if finished and max_launches is None:

@@ -30,7 +30,7 @@ from agent.graph import Context, build_graph
 from agent.llm.options import LLMOptions
 from agent.phases import MAX_STEPS
 from agent.runner import Runner
-from agent.session_lock import hold_session
+from agent.session_lock import check_free, hold_session
 from agent.state import Bisection, InvestigationState
 from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
@@ -156,6 +156,7 @@ class Session:
     ) -> Session:
         """A saved session at its last checkpoint, on its target as it is now (with
         `same_changes`, only if the target's changes are the ones it started with)."""
+        check_free(folder)
         values = saved_values(folder)
         target_dir = Path(values["config_path"])
         good_env = values.get("good_env")

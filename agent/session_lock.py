@@ -37,3 +37,10 @@ def hold_session(folder: Path) -> TextIO:
     stream.write(f"{os.getpid()}\n")
     stream.flush()
     return stream
+
+
+def check_free(folder: Path) -> None:
+    """A ToolError where another process runs the session: asked before anything else of a
+    resume (a session running, not yet at its first checkpoint, read as one with none)."""
+    if (folder / LOCK_NAME).exists():
+        hold_session(folder).close()  # closing lets go at once

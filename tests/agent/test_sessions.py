@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ import psutil
 import pytest
 
 from tests.conftest import REPO_ROOT, assert_one_line_error, bench_repo, run_cli, wait_gone
+from tools.errors import ToolError
 from tools.lab.create import create_lab
 
 
@@ -191,6 +194,16 @@ def test_the_committed_example_replays_and_reports(tmp_path: Path) -> None:
     assert done.returncode == 0 and Path(done.stdout.strip()).exists()
 
 
+def _checkpointed(sessions: Path) -> bool:
+    """A session folder there holds its first checkpoint (its database is made before it)."""
+    from agent.session import saved_values
+
+    for database in sessions.glob("*/checkpoints.sqlite"):
+        with contextlib.suppress(ToolError, sqlite3.Error):
+            return bool(saved_values(database.parent))
+    return False
+
+
 def test_a_session_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
     """A second `--resume` of a session that is running stops at once with one line naming
     the first (both went on from the checkpoint: each launch twice, the transcript's numbers
@@ -207,7 +220,7 @@ def test_a_session_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(sessions.glob("*/checkpoints.sqlite")):
+    while time.monotonic() < deadline and not _checkpointed(sessions):
         time.sleep(0.05)
     session = next(sessions.glob("*/checkpoints.sqlite")).parent
     try:
@@ -224,3 +237,34 @@ def test_a_session_runs_in_one_process_at_a_time(tmp_path: Path) -> None:
         if line.strip().endswith("}")
     ]
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+
+
+def test_a_running_session_before_its_first_checkpoint_is_named_running(tmp_path: Path) -> None:
+    """A resume read the checkpoint before the lock: a session that had not yet written its
+    first checkpoint (CI, under load) read as one with none to resume from."""
+    folder = tmp_path / "sessions" / "20261207-000000-abcdef"
+    folder.mkdir(parents=True)
+    (folder / "checkpoints.sqlite").touch()
+    (folder / "transcript.jsonl").write_text(
+        '{"kind": "header", "schema": "debug-agent.transcript/1", "session": "x"}\n'
+    )
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"f = open({str(folder / 'session.lock')!r}, 'a+')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\nf.write(f'{os.getpid()}\\n'); f.flush()\n"
+            "print('held', flush=True); time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        for command in (["investigate", "--resume"], ["chat", "--resume"]):
+            done = run_cli(*command, str(folder), cwd=tmp_path)
+            assert_one_line_error(done, f"is running in another process (pid {holder.pid})")
+    finally:
+        holder.kill()
+        holder.wait()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT, investigate_seed, run_cli
+from tests.code_paths.lab_paths import lab_paths
+from tests.conftest import REPO_ROOT, investigate_seed
 from tools.python_ast import parse_module
 
 DEEP = {
@@ -38,14 +39,7 @@ def test_paths_judges_a_tree_with_sources_too_deep_to_follow(
     shutil.copytree(seed_lab, lab, symlinks=True)
     layers = lab / "python" / "sglang" / "srt" / "layers" / "__init__.py"
     layers.write_text(layers.read_text() + DEEP["minus"] + PARSES_BUT_TOO_DEEP)
-    log = tmp_path / "server.log"
-    log.write_text(
-        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='moonshotai/Kimi-K2.5'"
-        ", attention_backend='triton', tp_size=8)\n"
-    )
-    done = run_cli("paths", "--log", str(log), "--json", cwd=lab)
-    assert done.returncode == 0, done.stderr
-    files = {Path(f["path"]).name: f["status"] for f in json.loads(done.stdout)["files"]}
+    files = lab_paths(lab, tmp_path)
     assert files["__init__.py"] in ("on", "unknown") and files["parallel_state.py"] == "on"
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.code_paths.lab_paths import lab_paths
 from tests.code_paths.release_source import download, shared_folder
 from tests.conftest import REPO_ROOT, run_cli
 
@@ -68,14 +69,7 @@ def test_model_files_follow_the_architecture(sglang_source: Path) -> None:
 
 
 def test_paths_in_a_lab_uses_its_changed_files(seed_lab: Path, tmp_path: Path) -> None:
-    log = tmp_path / "server.log"
-    log.write_text(
-        "[2026-01-01 00:00:00] server_args=ServerArgs(model_path='moonshotai/Kimi-K2.5'"
-        ", attention_backend='triton', tp_size=8)\n"
-    )
-    done = run_cli("paths", "--log", str(log), "--json", cwd=seed_lab)
-    assert done.returncode == 0, done.stderr
-    files = {Path(f["path"]).name: f["status"] for f in json.loads(done.stdout)["files"]}
+    files = lab_paths(seed_lab, tmp_path)
     assert files["flashinfer_mla_backend.py"] == "off"
     assert files["parallel_state.py"] == "on"  # the scheduler, a process every server starts
 

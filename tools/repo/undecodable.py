@@ -5,6 +5,7 @@ binary patch (base85, both sides), one whole-file candidate."""
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 
@@ -28,6 +29,10 @@ def binary_diff(repo: git.Repo, *args: str) -> str:
     with tempfile.NamedTemporaryFile("w", prefix="debug-agent-attributes-") as attributes:
         attributes.write("* -diff\n")
         attributes.flush()
+        # one more setting after those the repository's commands already carry (no hooks,
+        # the filters run once per file state: tools/repo/worktree.isolation)
+        settings = {**os.environ, **repo.git.environment()}
+        count = int(settings.get("GIT_CONFIG_COUNT", "0") or 0)
         return repo.git.diff(
             "--no-renames",
             "--no-color",
@@ -35,8 +40,8 @@ def binary_diff(repo: git.Repo, *args: str) -> str:
             *args,
             strip_newline_in_stdout=False,
             env={
-                "GIT_CONFIG_COUNT": "1",
-                "GIT_CONFIG_KEY_0": "core.attributesFile",
-                "GIT_CONFIG_VALUE_0": attributes.name,
+                "GIT_CONFIG_COUNT": str(count + 1),
+                f"GIT_CONFIG_KEY_{count}": "core.attributesFile",
+                f"GIT_CONFIG_VALUE_{count}": attributes.name,
             },
         )
