@@ -20,8 +20,13 @@ sessions_app = typer.Typer(
 
 
 def _root(directory: Path | None) -> Path:
+    """The sessions folder; one given with --dir must be one (a typo listed nothing, silently)."""
+    from tools.errors import ToolError
     from tools.folders import sessions_root
 
+    if directory is not None and not directory.is_dir():
+        what = "is not a folder" if directory.exists() else "does not exist"
+        raise ToolError(f"--dir {directory} {what}: give the folder the sessions are kept in")
     return sessions_root(Path.cwd(), None, directory).resolve()
 
 

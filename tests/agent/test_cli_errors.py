@@ -188,3 +188,14 @@ def test_json_nested_past_the_parsers_depth_is_a_damaged_line(tmp_path: Path) ->
     )
     for args in (["replay", str(session), "--plain"], ["replay", str(session)]):
         assert_one_line_error(run_cli(*args, cwd=tmp_path), "transcript.jsonl:2 is not a JSON line")
+
+
+def test_a_sessions_folder_that_is_none_is_one_line(tmp_path: Path) -> None:
+    """`sessions --dir` with a typo listed nothing and exited 0, as if there were no sessions."""
+    (tmp_path / "file").write_text("x\n")
+    for folder, says in (
+        (tmp_path / "nope", "does not exist"),
+        (tmp_path / "file", "is not a folder"),
+    ):
+        for args in (["sessions"], ["sessions", "prune"]):
+            assert_one_line_error(run_cli(*args, "--dir", str(folder), cwd=tmp_path), says)
