@@ -139,6 +139,14 @@ class BenchSection(_Section):
             raise ValueError('kind = "command" needs bench.command')
         command_words(self.command, "bench.command", BENCH)
         valid_regex(self.metric_regex, "bench.metric_regex")
+        if not self.metric.strip() or not self.metric.isprintable():
+            raise ValueError('bench.metric is the metric\'s name: give one, e.g. "latency_ms"')
+        if bool(self.metric_jsonl) != bool(self.metric_key):  # one alone was ignored
+            raise ValueError("bench.metric_jsonl and bench.metric_key go together: give both")
+        if self.metric_regex and self.metric_jsonl:  # the regex was read, the file ignored
+            raise ValueError(
+                "bench.metric_regex and bench.metric_jsonl each say where the value is: give one"
+            )
         return self
 
 

@@ -104,6 +104,11 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\n[llm]\nmodel = 'm'\nbase_url = 'localhost:8000/v1'\n",
     # a misspelt placeholder went to the server as written (which then waited its timeout)
     "[launch]\ncommand = 'true --port {prot}'\n",
+    # a metric with no name; a JSONL file without its key, or beside a regex (one was ignored)
+    "[bench]\nkind = 'command'\ncommand = 'true'\nmetric = ' '\nmetric_regex = '(x)'\n",
+    "[bench]\nkind = 'command'\ncommand = 'true'\nmetric_jsonl = 'o.jsonl'\n",
+    "[bench]\nkind = 'command'\ncommand = 'true'\nmetric_regex = '(x)'\nmetric_jsonl = 'o'\n"
+    "metric_key = 'k'\n",
 ]
 
 ARGV_CASES = [
