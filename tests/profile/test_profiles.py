@@ -126,8 +126,11 @@ def test_the_profile_puts_the_culprit_hunk_first(tmp_path: Path) -> None:
     """Two commits after good: one makes the regex backtrack more (the culprit), one edits
     `tidy`. The profile's movers name `scan` and the culprit hunk's prior says why; `tidy`'s
     hunk, in a function that took the same time, is searched later."""
-    repo = make_repo(tmp_path, {"app.py": APP})
-    (repo / "app.py").write_text(APP.replace("range(2000)", "range(2001)"))
+    # three times the default run: at a sample a millisecond the good state gives some 90, so
+    # that a full suite's load beside it leaves the batch means enough to tell `scan` grew
+    app = APP.replace("range(20)", "range(60)")
+    repo = make_repo(tmp_path, {"app.py": app})
+    (repo / "app.py").write_text(app.replace("range(2000)", "range(2001)"))
     sh(repo, "git", "commit", "-qam", "tidy: one more")
     (repo / "debug-agent.toml").write_text(
         '[target]\ngood = "good"\n[bench]\nkind = "command"\ncommand = "{python} app.py"\n'
