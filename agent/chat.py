@@ -297,10 +297,9 @@ def _resumed(console: Console, folder: Path, yes: bool) -> Chat:
     return Chat(console, session, yes)
 
 
-def _ask_symptom(console: Console, config: TargetConfig) -> str:
-    """On a terminal, the symptom is asked for (Enter takes the config's [symptom] default);
-    elsewhere it is the default, or an error."""
-    default = configured_symptom(config)
+def _ask_symptom(console: Console, config: TargetConfig, default: str | None) -> str:
+    """On a terminal, the symptom is asked for (Enter takes `default`, the config's [symptom]
+    default, checked); elsewhere it is the default, or an error."""
     if not sys.stdin.isatty():
         return given_or_configured(None, config, "chat")
     example = f"Enter for {default!r}" if default else 'e.g. "verify 29ms (was 19)"'
@@ -328,8 +327,8 @@ def _started(
     target_dir, lab = target_or_seed_lab(Path.cwd(), lab_dir, console)
     try:
         config = load_config(target_dir)
-        configured_symptom(config)  # a config with a default it cannot read is wrong
-        symptom = symptom if symptom is not None else _ask_symptom(console, config)
+        default = configured_symptom(config)  # a default it cannot read is wrong either way
+        symptom = symptom if symptom is not None else _ask_symptom(console, config, default)
         parse_symptom(symptom, config.bench)
         session = Session.start(
             target_dir,

@@ -19,9 +19,10 @@ from tools.errors import ToolError
 LOCK_NAME = "session.lock"
 
 
-def hold_session(folder: Path) -> TextIO:
-    """The open lock file, held; a ToolError where another process holds it."""
-    stream = open(folder / LOCK_NAME, "a+")  # noqa: SIM115 - held until the session closes
+def _locked(folder: Path) -> TextIO:
+    """The lock file, open and locked by this process; a ToolError naming the process that
+    holds it where another does."""
+    stream = open(folder / LOCK_NAME, "a+")  # noqa: SIM115 - the caller keeps or closes it
     try:
         fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -32,6 +33,12 @@ def hold_session(folder: Path) -> TextIO:
             f"session {folder.name} is running in another process (pid {holder}): wait for "
             "it to end or stop it, then resume"
         ) from None
+    return stream
+
+
+def hold_session(folder: Path) -> TextIO:
+    """The open lock file, held, with this process's pid in it."""
+    stream = _locked(folder)
     stream.seek(0)
     stream.truncate()
     stream.write(f"{os.getpid()}\n")
@@ -43,4 +50,4 @@ def check_free(folder: Path) -> None:
     """A ToolError where another process runs the session: asked before anything else of a
     resume (a session running, not yet at its first checkpoint, read as one with none)."""
     if (folder / LOCK_NAME).exists():
-        hold_session(folder).close()  # closing lets go at once
+        _locked(folder).close()  # closing lets go at once; the holder's pid stays written
