@@ -340,9 +340,13 @@ def _command_problems(
     bench = config.bench
     if bench.kind == "command":
         problems += _command_line_problems(bench.command or "", executable, exists, places)
-        if not bench.metric_regex and not (bench.metric_jsonl and bench.metric_key):
+        from tools.bench.jsonl import BENCH_KEYS  # a result block's rows, read by a run
+
+        read = bench.metric_regex or (bench.metric_jsonl and bench.metric_key)
+        if not read and bench.metric not in BENCH_KEYS:
             problems.append(
-                "bench kind 'command' needs metric_regex, or metric_jsonl with metric_key"
+                "bench kind 'command' needs metric_regex, metric_jsonl with metric_key, or "
+                f"a metric that a bench_serving result block prints ({', '.join(BENCH_KEYS)})"
             )
     return problems
 

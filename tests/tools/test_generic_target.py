@@ -114,3 +114,33 @@ def test_check_says_what_is_wrong(tmp_path: Path) -> None:
     (repo / "debug-agent.toml").write_text('[launch]\ncommand = "x"\n[host]\nssh = "a@b"\n')
     assert_one_line_error(run_cli("check", cwd=repo), "host")
     assert_one_line_error(run_cli("init", cwd=tmp_path), "not a git repository")
+
+
+BLOCK_BENCH = textwrap.dedent("""\
+    import sys, time, urllib.request
+    start = time.perf_counter()
+    urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/work").read()
+    ms = (time.perf_counter() - start) * 1000
+    print("============ Serving Benchmark Result ============")
+    print(f"{'Successful requests:':<40} {1:<10}")
+    print(f"{'Median TTFT (ms):':<40} {ms:<10.2f}")
+    print("==================================================")
+""")
+
+
+def test_a_command_bench_read_by_its_result_block(tmp_path: Path) -> None:
+    """A bench that prints a bench_serving result block needs no regex: `check` accepts it and
+    a launch reads the metric from the block; a metric no block prints is one line."""
+    repo = make_repo(tmp_path, {"server.py": SERVER, "work.py": WORK, "bench.py": BLOCK_BENCH})
+    (repo / "work.py").write_text(WORK.replace("20.0", "30.0"))
+    config = CONFIG.replace('metric_regex = "latency_ms: ([0-9.]+)"\n', "")
+    (repo / "debug-agent.toml").write_text(config.replace("latency_ms", "median_ttft_ms"))
+    assert run_cli("check", cwd=repo).returncode == 0
+    done = run_cli("experiment", "--json", cwd=repo, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    metric = json.loads(done.stdout)["metric"]
+    assert metric["name"] == "median_ttft_ms" and metric["median"] >= 30, metric
+    (repo / "debug-agent.toml").write_text(config)
+    assert_one_line_error(
+        run_cli("check", cwd=repo), "needs metric_regex", "bench_serving result block prints"
+    )
