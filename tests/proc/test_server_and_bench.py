@@ -271,3 +271,18 @@ def test_a_number_with_a_comma_is_an_error_never_dropped(tmp_path: Path) -> None
         run_command_bench(
             bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
         )
+
+
+def test_a_request_without_a_number_is_an_error_never_dropped(tmp_path: Path) -> None:
+    """`x_ms N/A` for a failed request beside numbers: leaving it out would give the launch the
+    value of the requests that worked. A regex that matches only numbers leaves them out, as
+    the user chose; an optional group that matched nothing is no value either way."""
+    lines = "echo 'x_ms 10'; echo 'x_ms N/A'; echo 'x_ms 12'; echo 'x_ms N/A'"
+    bench = BenchSection(kind="command", metric="x_ms", command=lines, metric_regex=r"x_ms (\S+)")
+    log = tmp_path / "b.log"
+    with pytest.raises(BenchError, match="read 'N/A' in 2 of 4 matches, not a number"):
+        run_command_bench(bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, log)
+    for pattern in (r"x_ms ([0-9.]+)", r"x_ms ([0-9.]+)?"):
+        chosen = bench.model_copy(update={"metric_regex": pattern})
+        result = run_command_bench(chosen, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, log)
+        assert result.metrics["x_ms"].samples == [10.0, 12.0]

@@ -67,11 +67,18 @@ def _from_regex(pattern: str, text: str) -> list[float]:
             values.append(float(raw))
         except (ValueError, TypeError):  # TypeError: an optional group that matched nothing
             unread.append(raw)
-    if unread and not values:  # it matched, but never a number: the pattern, not the bench
+    words = [raw for raw in unread if raw is not None]  # None: an optional group, unmatched
+    if words and not values:  # it matched, but never a number: the pattern, not the bench
         what = "group 1" if regex.groups else "the whole match (it has no group)"
         raise BenchError(
-            f"bench.metric_regex {pattern!r} matched {len(unread)} time(s), but {what} read "
-            f"{str(unread[0])[:40]!r}, not a number: put a group around the number"
+            f"bench.metric_regex {pattern!r} matched {len(words)} time(s), but {what} read "
+            f"{words[0][:40]!r}, not a number: put a group around the number"
+        )
+    if words:  # `N/A` for a failed request: leaving it out would count only the ones that worked
+        raise BenchError(
+            f"bench.metric_regex {pattern!r} read {words[0][:40]!r} in {len(words)} of "
+            f"{len(words) + len(values)} matches, not a number: a request without a value is "
+            "not left out silently; match only numbers (such as ([0-9.]+)) to leave them out"
         )
     return values
 
