@@ -16,6 +16,7 @@ from agent.cli.sessions import register_session_commands
 from agent.cli.tools import register_tool_commands
 from tools.errors import PATH_ERRORS, STORAGE_ERRORS, ToolError
 from tools.limits import MAX_COUNT, MAX_SECONDS
+from tools.repo.outer_git import forget_outer_repository
 from tools.visible import visible
 
 app = typer.Typer(
@@ -181,6 +182,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     try:
+        forget_outer_repository()  # run from a hook: the calling git's index is not ours
         app()
     except ToolError as e:
         print(f"error: {e}", file=sys.stderr)

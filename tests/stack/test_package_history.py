@@ -6,9 +6,13 @@ saying why."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.conftest import run_cli, sh
+from tests.conftest import REPO_ROOT, run_cli, sh
 from tests.stack.wheels import Wheel, make_wheels
 from tools.lab.stack_lab import stack_config
 from tools.stack.package_history import history_clone, release_commit, source_root
@@ -149,3 +153,55 @@ def test_tags_and_the_source_folder(tmp_path: Path) -> None:
     assert source_root(clone, sha, ["slowlib/__init__.py"]) == "src"
     # a compiled part the tree lacks: no folder holds every installed file
     assert source_root(clone, sha, ["slowlib/__init__.py", "slowlib/_speed.so"]) is None
+
+
+ASKS_FOR_A_PASSWORD = """\
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Asks(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="private"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = HTTPServer(("127.0.0.1", 0), Asks)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+def test_a_history_that_asks_for_a_password_fails_at_once(tmp_path: Path) -> None:
+    """On a terminal, git asked "Username for ..." in the middle of an investigation and waited
+    (600 s, unattended); it now fails at once with git's reason. `script` gives the clone a
+    real terminal, whose input never answers."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", ASKS_FOR_A_PASSWORD], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        url = f"http://127.0.0.1:{server.stdout.readline().strip()}/private.git"
+        clone = (
+            "from pathlib import Path; from tools.stack.package_history import history_clone; "
+            f"history_clone({url!r}, Path('.'))"
+        )
+        command = shlex.join([sys.executable, "-c", clone])
+        env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+        done = subprocess.run(
+            ["script", "-qec", command, "/dev/null"],
+            stdin=subprocess.PIPE,  # open, never written: a user who is not there
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            cwd=REPO_ROOT,
+        )
+    finally:
+        server.kill()
+        server.wait()
+    assert "terminal prompts disabled" in done.stdout, done.stdout[-2000:]
+    assert "\nUsername for" not in "\n" + done.stdout  # git's prompt starts a line

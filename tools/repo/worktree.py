@@ -56,7 +56,7 @@ def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
     """The environment for git commands of ours on a repository whose shared folder (`.git`)
     is `common_dir`: no hooks, new objects in our own store, the user's read as an alternate,
     the user's clean and smudge filters run once per file state (tools/repo/filters.py)."""
-    count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
+    count = int(os.environ.get("GIT_CONFIG_COUNT", "").strip() or 0)  # " 1": as git reads it
     alternates = [str(Path(common_dir).resolve() / "objects")]
     if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
         alternates.append(os.environ["GIT_ALTERNATE_OBJECT_DIRECTORIES"])

@@ -13,6 +13,7 @@ generated at build time) cannot be read this way, and its release files are comp
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -49,6 +50,10 @@ def history_clone(source: str, config_dir: Path) -> Path:
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_S,
+            # a source that asks for a password fails at once, with git's reason: a prompt on
+            # the terminal mid-investigation would wait out the timeout in an unattended run
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         )
     except subprocess.TimeoutExpired:
         raise ToolError(f"cloning {source} took over {GIT_TIMEOUT_S} s") from None
