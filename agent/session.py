@@ -58,11 +58,22 @@ def saved_values(folder: Path) -> dict:
     connection = sqlite3.connect(folder / "checkpoints.sqlite", check_same_thread=False)
     try:
         saved = saver(connection).get_tuple({"configurable": {"thread_id": folder.name}})
+        values = dict(saved.checkpoint["channel_values"]) if saved is not None else None
+        if values is not None:
+            InvestigationState.model_validate(values)  # a whole state, or none to go on from
+    # not a database, a damaged one, bytes no serializer reads, a state that is not one
+    except (sqlite3.DatabaseError, ValueError, TypeError, KeyError, NotImplementedError) as e:
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ToolError(
+            f"session {folder.name} cannot be resumed: its checkpoints.sqlite cannot be read "
+            f"({why}); its transcript and report stay readable (debug-agent replay "
+            f"{folder.name})"
+        ) from None
     finally:
         connection.close()
-    if saved is None:
+    if values is None:
         raise ToolError(f"session {folder.name} has no checkpoint to resume from")
-    return dict(saved.checkpoint["channel_values"])
+    return values
 
 
 class Session:

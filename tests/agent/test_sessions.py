@@ -268,3 +268,30 @@ def test_a_running_session_before_its_first_checkpoint_is_named_running(tmp_path
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [
+        ("bytes", "file is not a database"),
+        ("UPDATE checkpoints SET checkpoint = x'deadbeef00ff'", "checkpoints.sqlite cannot be"),
+        ("UPDATE checkpoints SET type = 'pickle'", "Unknown serialization type: pickle"),
+        ("UPDATE stored_texts SET text = 'garbage'", "validation error"),
+    ],
+)
+def test_a_damaged_checkpoint_is_one_line_never_an_internal_error(
+    damage: str, says: str, finished: str, tmp_path: Path
+) -> None:
+    """Each was an internal error; a checkpoint that names an unknown serializer (pickle) is
+    never loaded by it."""
+    copy = tmp_path / finished
+    shutil.copytree(_sessions() / finished, copy)
+    if damage == "bytes":
+        (copy / "checkpoints.sqlite").write_bytes(os.urandom(100))
+    else:
+        with contextlib.closing(sqlite3.connect(copy / "checkpoints.sqlite")) as db:
+            db.execute(damage)
+            db.commit()
+    done = run_cli("investigate", "--resume", str(copy))
+    assert_one_line_error(done, "cannot be resumed", says, f"debug-agent replay {finished}")
+    assert run_cli("replay", str(copy), "--plain").returncode == 0
