@@ -360,11 +360,13 @@ def load_config(path: Path) -> TargetConfig:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes: a config is a few lines")
     try:
-        data = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's) too
+    except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text, which TOML is: save it as UTF-8") from None
     try:
-        config = TargetConfig.model_validate(data)
+        config = TargetConfig.model_validate(data, strict=True)  # `requests = true` is not 1
     except ValidationError as e:
         raise ConfigError(f"{path}: {first_problem(e)}") from None
     config._config_dir = path.parent.resolve()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import assert_one_line_error, run_cli
+from tests.conftest import assert_one_line_error, make_repo, run_cli
 
 
 def test_create_into_non_empty_folder(tmp_path: Path) -> None:
@@ -199,3 +199,22 @@ def test_a_sessions_folder_that_is_none_is_one_line(tmp_path: Path) -> None:
     ):
         for args in (["sessions"], ["sessions", "prune"]):
             assert_one_line_error(run_cli(*args, "--dir", str(folder), cwd=tmp_path), says)
+
+
+def test_a_config_is_read_as_written_never_coerced(tmp_path: Path) -> None:
+    """A byte-order mark (Notepad's) is read past; UTF-16 is one line; `requests = true` was
+    read as 1 and `timeout_s = "60"` as 60: a value of the wrong type is one line."""
+    from tests.tools.test_generic_target import BENCH, CONFIG, SERVER
+
+    repo = make_repo(tmp_path, {"server.py": SERVER, "bench.py": BENCH})
+    config = repo / "debug-agent.toml"
+    config.write_bytes(b"\xef\xbb\xbf" + CONFIG.encode())
+    assert run_cli("check", cwd=repo).returncode == 0
+    config.write_text(CONFIG, encoding="utf-16")
+    assert_one_line_error(run_cli("check", cwd=repo), "not UTF-8 text")
+    for bench_line in ("requests = true", 'requests = "8"'):
+        config.write_text(f"{CONFIG}{bench_line}\n")  # [bench] is the last table
+        assert_one_line_error(run_cli("check", cwd=repo), "bench.requests")
+    for timeout in ('timeout_s = "60"', "timeout_s = 1979-05-27"):
+        config.write_text(CONFIG.replace("timeout_s = 30", timeout))
+        assert_one_line_error(run_cli("check", cwd=repo), "launch.timeout_s")
