@@ -219,6 +219,11 @@ def _symptom(text: str, read: _Read, metric: str, unit: str, direction: Better) 
     good = None if read.good is None else _value(read.good, read.good_unit, unit)
     if bad <= 0 or (good is not None and good <= 0):
         raise SymptomError(f"the symptom's values must be positive: {text!r}")
+    if good is not None and bad == good:
+        raise SymptomError(
+            f"the symptom {text!r} describes no change: {bad:g} {unit} now and before; give "
+            'the value before the regression, or leave "(was ...)" out'
+        )
     if good is not None and (bad < good if direction == "lower" else bad > good):
         raise SymptomError(
             f"the symptom {text!r} describes an improvement: {bad:g} {unit} now "

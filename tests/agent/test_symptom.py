@@ -70,6 +70,9 @@ def test_symptoms_read(
         ("parse_ms 265", BenchSection(), "cannot read the symptom"),
         ("it is slow", PARSE_MS, "accepted forms"),
         ("verify 29ms (was 45)", None, "describes an improvement"),
+        ("verify 29ms (was 29)", None, "describes no change: 29 ms now and before"),
+        ("TTFT 0.9s (was 900ms)", None, "describes no change: 900 ms"),
+        ("parse_ms 265 (was 265)", PARSE_MS, "describes no change"),
         ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
         ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
         ("verify " + "9" * 5000 + "ms", None, "999999999999...(5000 digits)ms is out of range"),
