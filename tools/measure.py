@@ -44,6 +44,17 @@ def launch_port(command: str, free_port: Callable[[], int]) -> int:
     )
 
 
+def port_flag(command: str) -> str | None:
+    """The option that carries `{port}` in a launch command (`--port`, `-p`); None without."""
+    words = shlex.split(command) if "{port}" in command else []
+    for before, word in zip(["", *words], words, strict=False):
+        if word == "{port}" and before.startswith("-"):
+            return before
+        if word.startswith("-") and word.endswith("={port}"):
+            return word.removesuffix("={port}")
+    return None
+
+
 def model_info(base_url: str, api_key: str | None = None) -> dict | None:
     """SGLang's /model_info (older: /get_model_info); None for servers without it."""
     with httpx.Client(timeout=5.0, verify=False, headers=auth_headers(api_key)) as client:

@@ -61,14 +61,20 @@ def run_folder(out: Path | None, target: Target, kind: str) -> Path:
     return out
 
 
-def _checked_arg(arg: str) -> str:
-    """An --arg value that splits into words (it is appended to the launch command)."""
+def _checked_arg(arg: str, port: str | None) -> str:
+    """An --arg value that splits into words (it is appended to the launch command) and leaves
+    the launch's `{port}` option alone: the server would listen where no one waits for it."""
     import shlex
 
     try:
-        shlex.split(arg)
+        words = shlex.split(arg)
     except ValueError as e:
         raise ToolError(f"--arg {arg!r} cannot be split into words: {e}") from None
+    if port and any(word == port or word.startswith(f"{port}=") for word in words):
+        raise ToolError(
+            f"--arg {arg!r} sets {port}, which debug-agent fills ({{port}}: a free port for "
+            "each launch, the one it waits on)"
+        )
     return arg
 
 
@@ -137,6 +143,7 @@ def experiment(
     """One controlled experiment in a scratch worktree: launch, benchmark, stop."""
     from agent.views import experiment_progress, experiment_summary
     from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
+    from tools.measure import port_flag
     from tools.secrets import mask
 
     target = load_target(config)
@@ -144,7 +151,7 @@ def experiment(
         reverted=split_ids(revert),
         applied=split_ids(apply),
         env=_parse_env(env),
-        args=[_checked_arg(a) for a in arg],
+        args=[_checked_arg(a, port_flag(target.config.launch.command)) for a in arg],
     )
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
     run_dir = run_folder(out, target, "experiment")

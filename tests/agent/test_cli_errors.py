@@ -218,3 +218,27 @@ def test_a_config_is_read_as_written_never_coerced(tmp_path: Path) -> None:
     for timeout in ('timeout_s = "60"', "timeout_s = 1979-05-27"):
         config.write_text(CONFIG.replace("timeout_s = 30", timeout))
         assert_one_line_error(run_cli("check", cwd=repo), "launch.timeout_s")
+
+
+@pytest.mark.parametrize("arg", ["--port 5", "--port=5", "--tp 8 --port 7"])
+def test_an_arg_that_moves_the_launchs_port_is_refused(arg: str, seed_lab: Path) -> None:
+    """The server listened on port 5 while the launch waited on its own port: 60 s, then
+    "not ready"."""
+    done = run_cli("experiment", "--arg", arg, cwd=seed_lab)
+    assert_one_line_error(done, f"--arg {arg!r} sets --port, which debug-agent fills")
+
+
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [
+        ("srv --port {port}", "--port"),
+        ("srv -p {port} --x", "-p"),
+        ("srv --listen={port}", "--listen"),
+        ("srv --bind 0.0.0.0:{port}", None),
+        ("srv --port 8000", None),
+    ],
+)
+def test_the_option_that_carries_the_port(command: str, flag: str | None) -> None:
+    from tools.measure import port_flag
+
+    assert port_flag(command) == flag
