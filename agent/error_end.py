@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from agent.state import InvestigationState
 from tools.errors import ToolError
+from tools.own_files import replace_text
 from tools.secrets import mask_json, mask_text
 from tools.visible import visible
 
@@ -23,7 +24,7 @@ def end_with_error(state: InvestigationState, ctx: Context, error: BaseException
 
     folder = Path(state.session_dir)
     trace = folder / "error.txt"
-    trace.write_text(mask_text("".join(traceback.format_exception(error))))
+    replace_text(trace, mask_text("".join(traceback.format_exception(error))))
     line = next(iter(str(error).strip().splitlines()), "")
     what = line if isinstance(error, ToolError) else f"{type(error).__name__}: {line}"
     state.status, state.phase = "error", "done"
@@ -48,7 +49,7 @@ def _bare_result(state: InvestigationState, error: BaseException) -> dict:
         "launches": state.launches,
         "notes": notes,
     }
-    (folder / "result.json").write_text(mask_json(result))
+    replace_text(folder / "result.json", mask_json(result))
     report = f"# Investigation {state.session_id}: error\n\n" + "".join(f"- {n}\n" for n in notes)
-    (folder / "report.md").write_text(visible(mask_text(report)))
+    replace_text(folder / "report.md", visible(mask_text(report)))
     return result

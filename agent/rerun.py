@@ -19,6 +19,7 @@ from agent.state import Failure, InvestigationState
 from agent.transcript import Transcript, read_transcript
 from tools.config import load_config
 from tools.errors import ToolError
+from tools.own_files import replace_text
 from tools.repo.target import target_candidates
 
 
@@ -86,7 +87,7 @@ def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, 
         "launches": new.launches,
         "session_dir": new.session_dir,
     }
-    (Path(new.session_dir) / "result.json").write_text(json.dumps(result, indent=2))
+    replace_text(Path(new.session_dir) / "result.json", json.dumps(result, indent=2))
     return result
 
 

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from agent.result import InvestigationResult, RestSearch
+from tools.own_files import append_text, replace_text
 
 MAX_SEARCHES = 4  # the first search and at most three more: a range of many causes says so
 MIN_LAUNCHES = 6  # a search needs its two ends, a probe or two and a two-way confirmation
@@ -45,9 +46,8 @@ def joined(results: list[dict]) -> dict:
     ]
     merged = InvestigationResult.model_validate({**first, "rest": rest}).model_dump()
     folder = Path(first["session_dir"])
-    (folder / "result.json").write_text(json.dumps(merged, indent=2, default=str))
-    with (folder / "report.md").open("a") as report:
-        report.write("\n".join(rest_lines(rest)) + "\n")
+    replace_text(folder / "result.json", json.dumps(merged, indent=2, default=str))
+    append_text(folder / "report.md", "\n".join(rest_lines(rest)) + "\n")
     return merged
 
 

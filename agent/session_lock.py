@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tools.errors import ToolError
+from tools.own_files import open_own
 
 LOCK_NAME = "session.lock"
 
@@ -22,7 +23,7 @@ LOCK_NAME = "session.lock"
 def _locked(folder: Path) -> TextIO:
     """The lock file, open and locked by this process; a ToolError naming the process that
     holds it where another does."""
-    stream = open(folder / LOCK_NAME, "a+")  # noqa: SIM115 - the caller keeps or closes it
+    stream = open_own(folder / LOCK_NAME)  # the caller keeps or closes it
     try:
         fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

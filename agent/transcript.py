@@ -21,6 +21,7 @@ from agent.events import EVENT, Event, EventKind, TranscriptHeader
 from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.json_text import parse_json
+from tools.own_files import append_text
 from tools.secrets import mask, remember
 
 SCHEMA = "debug-agent.transcript/1"
@@ -76,9 +77,7 @@ class Transcript:
     def _write(self, record: dict) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps(record, default=str)
-        with open(self.path, "a") as out:
-            out.write(line + "\n")
-            out.flush()
+        append_text(self.path, line + "\n")
 
 
 class TranscriptError(ToolError):

@@ -262,7 +262,7 @@ def mask_file_text(name: str, text: str) -> str:
 def mask_files(folder: Path) -> None:
     """Every text file under `folder` rewritten with its secrets masked (server and bench logs
     hold what the server printed: its arguments, its environment, its errors)."""
-    for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+    for path in sorted(folder.rglob("*")) if folder.is_dir() and not folder.is_symlink() else []:
         if path.is_file() and not path.is_symlink():
             try:
                 text = path.read_bytes().decode("utf-8")

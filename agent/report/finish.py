@@ -26,6 +26,7 @@ from agent.result import (
 from agent.shares import clipped, restored_share, share_between
 from agent.state import InvestigationState
 from tools.code_paths.dependencies import changed_line_numbers, file_change
+from tools.own_files import replace_text
 from tools.repo.candidates import Candidate
 from tools.repo.commit_info import CommitInfo
 from tools.repo.commit_of import commits_of
@@ -313,9 +314,9 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
     result = InvestigationResult.model_validate(state.result).model_dump()
-    (session / "report.md").write_text(visible(mask_text(markdown)))
-    (session / "result.json").write_text(mask_json(result))
-    (session / "state.json").write_text(mask_json(state.model_dump(mode="json"), indent=1))
+    replace_text(session / "report.md", visible(mask_text(markdown)))
+    replace_text(session / "result.json", mask_json(result))
+    replace_text(session / "state.json", mask_json(state.model_dump(mode="json"), indent=1))
     mask_files(session / "launches")
 
 

@@ -14,6 +14,7 @@ from agent.result import InvestigationResult
 from agent.sessions import final_state
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
+from tools.own_files import replace_text
 
 
 def _chart_svg(state: InvestigationState) -> str:
@@ -154,5 +155,5 @@ after the fix {fmt(m.after_fix)} {html.escape(state.unit)}
 def write_html(session: Path) -> Path:
     state = final_state(session, "has no final state (it did not finish)")
     out = session / "report.html"
-    out.write_text(render(state))
+    replace_text(out, render(state))
     return out

@@ -295,3 +295,26 @@ def test_a_damaged_checkpoint_is_one_line_never_an_internal_error(
     done = run_cli("investigate", "--resume", str(copy))
     assert_one_line_error(done, "cannot be resumed", says, f"debug-agent replay {finished}")
     assert run_cli("replay", str(copy), "--plain").returncode == 0
+
+
+def test_a_session_folder_with_links_never_writes_through_them(
+    finished: str, tmp_path: Path
+) -> None:
+    """A session folder from elsewhere (a tarball sent for review): `report --html` wrote its
+    page through a report.html linked to a file of the user's, and a resume truncated the
+    target of a linked session.lock. A file written whole replaces the link; one appended to
+    or locked is one line."""
+    precious = tmp_path / "precious.txt"
+    precious.write_text("the user's own\n")
+    copy = tmp_path / finished
+    shutil.copytree(_sessions() / finished, copy)
+    (copy / "report.html").unlink(missing_ok=True)
+    (copy / "report.html").symlink_to(precious)
+    assert run_cli("report", "--html", str(copy)).returncode == 0
+    assert not (copy / "report.html").is_symlink()
+    assert "<html" in (copy / "report.html").read_text()
+    (copy / "session.lock").unlink()
+    (copy / "session.lock").symlink_to(precious)
+    done = run_cli("investigate", "--resume", str(copy), "--max-launches", "60")
+    assert_one_line_error(done, f"{copy / 'session.lock'} is a symbolic link")
+    assert precious.read_text() == "the user's own\n"
