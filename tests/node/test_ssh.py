@@ -101,6 +101,15 @@ def test_check_on_the_node_and_its_one_line_errors(
     assert f"{ALIAS}:{lab}" in done.stdout
     closed = run_cli("check", cwd=_remote_config(tmp_path, lab, ssh="me@127.0.0.1:1"), env=env)
     _one_line_error(closed, "cannot reach me@127.0.0.1:1")
+    wrapped = run_cli("check", cwd=_remote_config(tmp_path, lab, ssh="me@127.0.0.1:65558"), env=env)
+    _one_line_error(wrapped, "'65558' is not a port (1 to 65535)")  # was port 22, wrapped
+    odd = tmp_path / "odd-home"
+    (odd / ".ssh").mkdir(parents=True)
+    (odd / ".ssh" / "config").write_text("Host odd\n  HostName 127.0.0.1\n  Port ssh\n")
+    from_config = run_cli(
+        "check", cwd=_remote_config(tmp_path, lab, ssh="odd"), env={"HOME": str(odd)}
+    )
+    _one_line_error(from_config, "~/.ssh/config's Port for odd: 'ssh' is not a port")
     nowhere = run_cli("check", cwd=_remote_config(tmp_path, lab, ssh="gpu.invalid"), env=env)
     _one_line_error(nowhere, "cannot resolve host 'gpu.invalid'")
     wrong_key = run_cli(

@@ -76,13 +76,17 @@ def resolve(host: HostSection) -> Endpoint:
         *found.get("userknownhostsfile", "").split(),
         *([host.known_hosts] if host.known_hosts else []),
     ]
+    number = port or str(found.get("port", 22))  # a number past 65535 wrapped around
+    if not is_digits(number) or not 0 < int(number) < 65536:
+        where = f"[host] ssh = {spec!r}" if port else f"~/.ssh/config's Port for {alias}"
+        raise HostError(f"{where}: {number!r} is not a port (1 to 65535)")
     if host.identity and not Path(host.identity).expanduser().is_file():
         raise HostError(f"[host] identity file {host.identity} not found")
     return Endpoint(
         alias=alias,
         hostname=found.get("hostname", alias),
         user=user or found.get("user") or os.environ.get("USER", "root"),
-        port=int(port or found.get("port", 22)),
+        port=int(number),
         identities=[str(Path(p).expanduser()) for p in identities],
         known_hosts=[str(Path(p).expanduser()) for p in known],
     )
