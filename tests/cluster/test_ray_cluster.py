@@ -156,4 +156,23 @@ def test_cluster_settings_that_cannot_work_are_one_line_errors(tmp_path: Path) -
         done = run_cli(*command, cwd=lab, timeout=60)
         assert done.returncode != 0 and "Traceback" not in done.stderr
         assert "cannot reach 127.0.0.1:1 (Connection refused)" in done.stderr
+    # resources no node has (a config copied from a GPU machine): Ray held every experiment as
+    # infeasible, for ever; now the run ends with status error and says why
+    config.write_text(text + '\n[cluster]\nray = "local"\nresources = { GPU = 8 }\n')
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=120)
+    result = json.loads(done.stdout)
+    assert result["status"] == "error" and result["launches"] == 0
+    assert any("GPU = 8}: no node of the cluster has them" in note for note in result["notes"])
     assert only_main_worktree(lab) and _lab_processes(lab) == []
+
+
+def test_no_node_fits() -> None:
+    from tools.cluster.check import no_node_fits
+
+    head = {"Alive": True, "Resources": {"CPU": 2.0, "GPU": 8.0}}
+    small = {"Alive": True, "Resources": {"CPU": 2.0}}
+    assert no_node_fits([small, head], {"GPU": 8, "CPU": 0}) is None
+    assert no_node_fits([small], {}) is None
+    why = no_node_fits([small, {**head, "Alive": False}], {"GPU": 8})
+    assert why is not None and "(its nodes: GPU 0)" in why
+    assert "none alive" in (no_node_fits([], {"slot": 1}) or "")

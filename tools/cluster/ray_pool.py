@@ -78,12 +78,22 @@ class RayPool:
         self.owned = not ray.is_initialized()  # else a caller's Ray (lab bench): left running
         if self.owned:
             connect(section.ray or "local")
+        if self.owned and section.ray in (None, "local", "auto"):  # no autoscaler to wait for
+            self._check_fits(section.resources)
         resources = dict(section.resources)
         cpus = resources.pop("CPU", 0)
         gpus = resources.pop("GPU", 0)
         self.task = ray.remote(_run_job).options(
             num_cpus=cpus, num_gpus=gpus, resources=resources or None, max_retries=0
         )
+
+    def _check_fits(self, wanted: dict[str, float]) -> None:
+        from tools.cluster.check import no_node_fits
+
+        why = no_node_fits(self.ray.nodes(), wanted)
+        if why:
+            self.close()
+            raise ToolError(why)
 
     def run(self, target: Target, jobs: list[Job]) -> list[JobOutcome]:
         """Every job, in the order given whatever order they finish in."""
