@@ -78,7 +78,8 @@ class LaunchSection(_Section):
         if ready == "log:":
             raise ValueError('the log: pattern is empty: "log:<regex>" waits for a line it matches')
         if ready.startswith("log:"):
-            return valid_regex(ready[4:], "the log: pattern") or ready
+            valid_regex(ready[4:], "the log: pattern")
+            return ready
         if not ready.startswith("/"):
             raise ValueError(
                 f"{ready!r} is neither an HTTP path (starting with '/', e.g. "

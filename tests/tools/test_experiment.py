@@ -151,3 +151,18 @@ def test_kill_9_of_agent_and_keeper_then_next_start_reaps_the_server(busy_lab: P
     nxt = run_cli("experiment", "--json", "--samples", "1", cwd=busy_lab)
     assert nxt.returncode == 0, nxt.stderr
     assert wait_gone(pids) == []
+
+
+def test_a_server_ready_by_a_log_line(seed_lab: Path, tmp_path: Path) -> None:
+    """`ready = "log:<regex>"` waits for the line: the config's reader dropped the `log:` and
+    polled the pattern as an HTTP path (an internal error at the first launch)."""
+    text = (seed_lab / "debug-agent.toml").read_text()
+    config = tmp_path / "debug-agent.toml"
+    config.write_text(
+        text.replace('repo = "."', f'repo = "{seed_lab}"').replace(
+            'ready = "/health"', 'ready = "log:fired up and ready to roll"'
+        )
+    )
+    done = run_cli("experiment", "--json", "--samples", "2", "--config", str(config))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["metric"]["median"] > 0

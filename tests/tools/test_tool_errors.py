@@ -98,6 +98,16 @@ def test_server_never_ready(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("experiment", cwd=repo), "server not ready after 1 s")
 
 
+def test_a_ready_path_the_server_does_not_have_says_what_it_answered(tmp_path: Path) -> None:
+    """A misspelt `ready` path: the server answers 404 until the start-up time runs out."""
+    repo = _target(tmp_path, "{python} -m http.server --bind 127.0.0.1 {port}", timeout_s=2)
+    config = repo / "debug-agent.toml"
+    config.write_text(config.read_text().replace("[bench]", 'ready = "/helth"\n[bench]'))
+    assert_one_line_error(
+        run_cli("experiment", cwd=repo), "not ready after 2 s (waited for /helth; it answered 404"
+    )
+
+
 def test_port_in_use(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

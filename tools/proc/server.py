@@ -111,13 +111,17 @@ def _created(proc: psutil.Process) -> float:
         return 0.0
 
 
-def _ready(base_url: str, ready: str, log_text: Callable[[], str], client: httpx.Client) -> bool:
+def _ready(
+    base_url: str, ready: str, log_text: Callable[[], str], client: httpx.Client
+) -> int | None:
+    """200 once ready; else the HTTP status the path answered, or None (no answer yet, or a
+    log line not yet printed)."""
     if ready.startswith("log:"):
-        return re.search(ready[4:], log_text()) is not None
+        return 200 if re.search(ready[4:], log_text()) is not None else None
     try:
-        return client.get(base_url + ready).status_code == 200
+        return client.get(base_url + ready).status_code
     except httpx.HTTPError:
-        return False
+        return None
 
 
 def exit_error(code: int, log_text: str, log_name: str, during: str) -> ServerError:
@@ -156,16 +160,20 @@ def wait_ready(
     `poll` gives the exit code once the server has exited; `log_text` reads its log so far.
     """
     start = time.monotonic()
+    answered = ""  # the last HTTP status that was not 200: a misspelt path answers 404
     with httpx.Client(timeout=2.0, verify=False) as client:
         while True:
-            if _ready(base_url, ready, log_text, client):
+            status = _ready(base_url, ready, log_text, client)
+            if status == 200:
                 return time.monotonic() - start
+            answered = f"; it answered {status}" if status else answered
             code = poll()
             if code is not None:
                 raise exit_error(code, log_text(), log_name, "start-up")
             if time.monotonic() - start > timeout_s:
                 raise ServerError(
-                    f"server not ready after {timeout_s:g} s (waited for {ready}; log: {log_name})"
+                    f"server not ready after {timeout_s:g} s (waited for {ready}{answered}; "
+                    f"log: {log_name})"
                 )
             time.sleep(0.05)
 
