@@ -181,6 +181,7 @@ def _exit_on_sigterm(signum: int, frame: object) -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    _readable_width()
     try:
         forget_outer_repository()  # run from a hook: the calling git's index is not ours
         app()
@@ -207,6 +208,16 @@ def main() -> None:
             )
             sys.exit(1)
         _internal_error(e)
+
+
+def _readable_width(least: int = 20) -> None:
+    """COLUMNS=0 (some CI runners set it) made every table print nothing at all, and a width
+    of a few columns one letter a line: below `least`, the terminal's own width (or 80)."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns and not (columns.isdecimal() and int(columns) >= least):
+        del os.environ["COLUMNS"]
 
 
 def _shown(name: str, most: int = 120) -> str:

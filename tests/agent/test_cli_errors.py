@@ -242,3 +242,11 @@ def test_the_option_that_carries_the_port(command: str, flag: str | None) -> Non
     from tools.measure import port_flag
 
     assert port_flag(command) == flag
+
+
+@pytest.mark.parametrize("columns", ["0", "3", "wide"])
+def test_a_width_no_table_fits_in_still_shows_the_table(columns: str, seed_lab: Path) -> None:
+    """COLUMNS=0 (set by some CI runners) printed nothing at all, exit status 0."""
+    done = run_cli("diff", cwd=seed_lab, env={"COLUMNS": columns})
+    assert done.returncode == 0, done.stderr
+    assert "parallel_state-" in done.stdout and "sitecustomize-" in done.stdout
