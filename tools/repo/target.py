@@ -103,7 +103,8 @@ def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
             endpoint = connect(config.host).endpoint
             env = {
                 **os.environ,
-                "GIT_SSH_COMMAND": f"{sys.executable} -m tools.node.ssh_git",
+                # -I: neither PYTHONPATH nor the folder git runs it in holds a `tools` of its own
+                "GIT_SSH_COMMAND": f"{shlex.quote(sys.executable)} -I -m tools.node.ssh_git",
                 "GIT_SSH_VARIANT": "ssh",
                 HOST_VAR: config.host.model_dump_json(),
             }
