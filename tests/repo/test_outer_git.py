@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,3 +92,13 @@ def test_a_git_config_count_git_refuses_is_one_line(
     done = run_cli("diff", "--json", cwd=repo, env={**env, "GIT_CONFIG_COUNT": " 1"})
     assert done.returncode == 0, done.stderr
     assert [c["file"] for c in json.loads(done.stdout)["candidates"]] == ["b.py"]
+
+
+def test_the_list_is_the_one_this_git_gives() -> None:
+    """Written out for start-up time; a git that names one more variable fails here."""
+    from tools.repo.outer_git import OUTER_VARIABLES
+
+    listed = subprocess.run(
+        ["git", "rev-parse", "--local-env-vars"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert set(listed) - {"GIT_CONFIG_COUNT"} <= set(OUTER_VARIABLES)

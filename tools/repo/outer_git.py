@@ -16,26 +16,39 @@ rather than every git command failing later under another name.
 from __future__ import annotations
 
 import os
-import subprocess
+from typing import TYPE_CHECKING
 
 from tools.errors import ToolError
 
-_KEPT = frozenset({"GIT_CONFIG_COUNT"})
+# git's own list: `git rev-parse --local-env-vars` (git 2.39), what git clears before it runs a
+# command in another repository; tests/repo/test_outer_git.py checks it against the git here.
+# Written out, as asking git would cost every command a process at start-up.
+OUTER_VARIABLES = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_INTERNAL_SUPER_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)  # and GIT_CONFIG_COUNT, which stays (see above)
 
 
-def forget_outer_repository() -> list[str]:
-    """Remove the variables from this process's environment (so from every child's too); the
-    names removed. A ToolError when the user's GIT_CONFIG_COUNT makes git refuse to run."""
-    if not any(name.startswith("GIT_") for name in os.environ):
-        return []  # the usual case: no git process to ask
-    listed = _git("rev-parse", "--local-env-vars", env=_without_git_variables())
-    removed = [
-        name
-        for name in (listed.stdout.split() if listed else [])
-        if name not in _KEPT and os.environ.pop(name, None) is not None
-    ]
+def forget_outer_repository() -> None:
+    """Remove the variables from this process's environment (so from every child's too); a
+    ToolError when the user's GIT_CONFIG_COUNT makes git refuse to run."""
+    for name in OUTER_VARIABLES:
+        os.environ.pop(name, None)
     if "GIT_CONFIG_COUNT" in os.environ:
-        checked = _git("config", "--list", env=dict(os.environ))
+        checked = _git("config", "--list")
         if checked is not None and checked.returncode != 0:
             said = [line for line in checked.stderr.splitlines() if line.strip()]
             raise ToolError(
@@ -43,23 +56,23 @@ def forget_outer_repository() -> list[str]:
                 f"fail ({said[0].removeprefix('error: ') if said else 'git refused it'}): fix "
                 "or unset it and its GIT_CONFIG_KEY_n / GIT_CONFIG_VALUE_n"
             )
-    return removed
 
 
-def _without_git_variables() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+if TYPE_CHECKING:
+    import subprocess
 
 
-def _git(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess | None:
+def _git(*args: str) -> subprocess.CompletedProcess | None:
     """git, outside any repository; None where git cannot start (the command that needs it
     says so)."""
+    import subprocess  # only where GIT_CONFIG_COUNT is set: start-up stays lean
+
     try:
         return subprocess.run(
             ["git", *args],
             capture_output=True,
             text=True,
             stdin=subprocess.DEVNULL,
-            env=env,
             cwd="/",
         )
     except OSError:
