@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from tools.argv import option_value
 from tools.bench.command import Placeholders, run_command_bench
-from tools.bench.serving import BenchResult, auth_headers, run_http_bench
+from tools.bench.serving import BenchResult, run_http_bench
 from tools.config import BenchSection, TargetConfig
 from tools.digits import is_digits
 from tools.errors import ToolError
@@ -22,6 +22,7 @@ from tools.node.nodes import Node
 from tools.proc.server import ServerInfo
 from tools.proc.worker_env import PREFIXES, WorkerEnv, process_env
 from tools.progress import Progress
+from tools.server_http import server_client
 
 
 def launch_port(command: str, free_port: Callable[[], int]) -> int:
@@ -57,7 +58,7 @@ def port_flag(command: str) -> str | None:
 
 def model_info(base_url: str, api_key: str | None = None) -> dict | None:
     """SGLang's /model_info (older: /get_model_info); None for servers without it."""
-    with httpx.Client(timeout=5.0, verify=False, headers=auth_headers(api_key)) as client:
+    with server_client(5.0, api_key) as client:
         for route in ("/model_info", "/get_model_info"):
             try:
                 reply = client.get(base_url + route)

@@ -250,3 +250,17 @@ def test_a_width_no_table_fits_in_still_shows_the_table(columns: str, seed_lab: 
     done = run_cli("diff", cwd=seed_lab, env={"COLUMNS": columns})
     assert done.returncode == 0, done.stderr
     assert "parallel_state-" in done.stdout and "sitecustomize-" in done.stdout
+
+
+def test_a_socks_proxy_the_model_client_cannot_use_is_one_line(seed_lab: Path) -> None:
+    """It stopped the investigation at its first model call (an ImportError of httpx's)."""
+    done = run_cli(
+        "investigate",
+        "--llm-base-url",
+        "http://127.0.0.1:9/v1",
+        "--llm-model",
+        "m",
+        cwd=seed_lab,
+        env={"ALL_PROXY": "socks5://127.0.0.1:9"},
+    )
+    assert_one_line_error(done, "(--llm-base-url) would be reached through", "httpx[socks]")

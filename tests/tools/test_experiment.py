@@ -166,3 +166,16 @@ def test_a_server_ready_by_a_log_line(seed_lab: Path, tmp_path: Path) -> None:
     done = run_cli("experiment", "--json", "--samples", "2", "--config", str(config))
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["metric"]["median"] > 0
+
+
+def test_the_launched_server_is_reached_past_the_environments_proxies(seed_lab: Path) -> None:
+    """With HTTP_PROXY set (company clusters), requests to 127.0.0.1 went to the proxy and the
+    launch waited out its start-up time; a SOCKS ALL_PROXY was an internal error."""
+    proxies = {
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "http_proxy": "http://127.0.0.1:9",
+        "ALL_PROXY": "socks5://127.0.0.1:9",
+    }
+    done = run_cli("experiment", "--json", "--samples", "2", cwd=seed_lab, env=proxies)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["metric"]["median"] > 0

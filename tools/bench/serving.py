@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from tools.errors import ToolError
 from tools.json_text import parse_json
+from tools.server_http import server_client
 
 
 class BenchError(ToolError):
@@ -54,10 +55,6 @@ def is_measurement(value: object) -> bool:
         and math.isfinite(value)
         and value > 0
     )
-
-
-def auth_headers(api_key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
 def _prompt(input_len: int, i: int) -> str:
@@ -214,10 +211,7 @@ def run_http_bench(
     base_url = base_url.rstrip("/")
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     try:
-        # plain HTTP to a local server: skip building a TLS context (tens of ms per client)
-        with httpx.Client(
-            timeout=timeout_s, limits=limits, verify=False, headers=auth_headers(api_key)
-        ) as client:
+        with server_client(timeout_s, api_key, limits) as client:
             if kind == "openai":
                 url, model = base_url + "/v1/completions", _model_name(client, base_url)
 

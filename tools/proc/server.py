@@ -28,6 +28,7 @@ from tools.errors import ToolError
 from tools.folders import state_dir
 from tools.proc.bounded_log import bound_file
 from tools.proc.groups import live_group_members, start_group, stop_group
+from tools.server_http import server_client
 
 
 class ServerError(ToolError):
@@ -161,7 +162,7 @@ def wait_ready(
     """
     start = time.monotonic()
     answered = ""  # the last HTTP status that was not 200: a misspelt path answers 404
-    with httpx.Client(timeout=2.0, verify=False) as client:
+    with server_client(2.0) as client:
         while True:
             status = _ready(base_url, ready, log_text, client)
             if status == 200:

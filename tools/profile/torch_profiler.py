@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import httpx
 
-from tools.bench.serving import auth_headers
+from tools.server_http import server_client
 
 PROFILE_ID = "debug-agent"
 TIMEOUT_S = 300.0  # writing the traces of a long bench takes a while
@@ -16,7 +16,7 @@ TIMEOUT_S = 300.0  # writing the traces of a long bench takes a while
 def _post(base_url: str, route: str, body: dict | None, api_key: str | None) -> str | None:
     """None when the server did it; else why not, in one line."""
     try:
-        with httpx.Client(timeout=TIMEOUT_S, headers=auth_headers(api_key)) as client:
+        with server_client(TIMEOUT_S, api_key) as client:
             reply = client.post(base_url + route, json=body)
     except httpx.HTTPError as e:
         return f"{route}: {type(e).__name__}"
