@@ -1,4 +1,5 @@
-"""HTTP to the server debug-agent launched (on this machine, or through its tunnel to a node).
+"""HTTP to the server debug-agent launched (on this machine, or through its tunnel to a node),
+and whether a client to elsewhere can be made from this environment at all.
 
 Never through a proxy: with HTTP_PROXY set, as on many company clusters, every request to
 127.0.0.1 went to the proxy and the launch waited out its start-up time ("not ready"); with a
@@ -27,3 +28,22 @@ def server_client(
         limits=limits or httpx.Limits(),
         trust_env=False,
     )
+
+
+def environment_problem() -> str | None:
+    """Why no HTTP client to elsewhere (the model endpoint, a package index) can be made from
+    this environment: a SOCKS proxy without httpx's SOCKS support, or certificates that
+    SSL_CERT_FILE / SSL_CERT_DIR name and that cannot be read. None where one can."""
+    try:
+        httpx.Client().close()
+    except ImportError as e:
+        return (
+            f"the environment's proxy needs a package ({e}): pip install 'httpx[socks]', or "
+            "unset that proxy variable"
+        )
+    except OSError as e:
+        return (
+            "the certificates that SSL_CERT_FILE or SSL_CERT_DIR name cannot be read "
+            f"({e.strerror or e}): fix or unset it"
+        )
+    return None

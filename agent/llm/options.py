@@ -81,11 +81,7 @@ def _check_endpoint(url: str, where: str) -> None:
         problem = f"is not a URL ({e})"
     if problem:
         raise ToolError(f"{where} {problem}: give the endpoint, e.g. http://127.0.0.1:8000/v1")
-    try:  # the model's client takes the environment's proxies: a SOCKS one needs a package
-        httpx.Client().close()
-    except ImportError as e:
-        raise ToolError(
-            f"the model endpoint ({where}) would be reached through the environment's proxy, "
-            f"which httpx cannot use here ({e}): pip install 'httpx[socks]', or unset that "
-            "proxy variable"
-        ) from None
+    from tools.server_http import environment_problem
+
+    if (why := environment_problem()) is not None:
+        raise ToolError(f"the model endpoint ({where}) cannot be reached from here: {why}")

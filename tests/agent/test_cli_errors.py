@@ -252,15 +252,18 @@ def test_a_width_no_table_fits_in_still_shows_the_table(columns: str, seed_lab: 
     assert "parallel_state-" in done.stdout and "sitecustomize-" in done.stdout
 
 
-def test_a_socks_proxy_the_model_client_cannot_use_is_one_line(seed_lab: Path) -> None:
-    """It stopped the investigation at its first model call (an ImportError of httpx's)."""
-    done = run_cli(
-        "investigate",
-        "--llm-base-url",
-        "http://127.0.0.1:9/v1",
-        "--llm-model",
-        "m",
-        cwd=seed_lab,
-        env={"ALL_PROXY": "socks5://127.0.0.1:9"},
-    )
-    assert_one_line_error(done, "(--llm-base-url) would be reached through", "httpx[socks]")
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("ALL_PROXY", "socks5://127.0.0.1:9", "httpx[socks]"),
+        ("SSL_CERT_FILE", "/no/such/bundle.pem", "SSL_CERT_FILE or SSL_CERT_DIR name cannot"),
+    ],
+)
+def test_an_environment_the_model_client_cannot_use_is_one_line(
+    variable: str, value: str, says: str, seed_lab: Path
+) -> None:
+    """A SOCKS proxy without httpx's SOCKS support stopped the investigation at its first
+    model call; a missing SSL_CERT_FILE was an internal error before any launch."""
+    llm = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
+    done = run_cli("investigate", *llm, cwd=seed_lab, env={variable: value})
+    assert_one_line_error(done, "the model endpoint (--llm-base-url) cannot be reached", says)

@@ -85,3 +85,12 @@ def test_from_an_index(index: str) -> None:
     for unreachable in ("http://127.0.0.1:9/simple", "http://[::1", "not a url"):
         with pytest.raises(ReleasesError, match="cannot list the releases"):
             releases_on_index(unreachable, "markdown2", timeout_s=2)
+
+
+def test_an_index_past_certificates_that_are_not_there_is_one_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A missing SSL_CERT_FILE was a FileNotFoundError out of httpx (an internal error)."""
+    monkeypatch.setenv("SSL_CERT_FILE", "/no/such/bundle.pem")
+    with pytest.raises(ReleasesError, match="SSL_CERT_FILE or SSL_CERT_DIR name cannot be read"):
+        releases_on_index("https://127.0.0.1:9/simple", "slowlib")

@@ -68,7 +68,11 @@ def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set
     """From `{index_url}/{name}/` (PEP 691 JSON), e.g. https://pypi.org/simple."""
     import httpx
 
+    from tools.server_http import environment_problem
+
     url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
+    if (why := environment_problem()) is not None:
+        raise ReleasesError(f"cannot list the releases of {name} at {url}: {why}")
     try:
         answer = httpx.get(
             url, headers={"Accept": SIMPLE_JSON}, timeout=timeout_s, follow_redirects=True
