@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -103,11 +105,20 @@ def _run_interruptible(session: Session, console: Console) -> dict:
         return session.run_to_end()
     except (KeyboardInterrupt, SystemExit) as stop:
         name = session.folder.name
-        why = "SIGTERM" if isinstance(stop, SystemExit) else "Ctrl-C"
+        why = _signal_name(stop)
         hint = f"debug-agent investigate --resume {name}"
         session.ctx.transcript.event("stop", "error", f"interrupted ({why}); continue with: {hint}")
-        console.print(f"interrupted ({why}): session {name} is kept; continue with: {hint}")
+        with contextlib.suppress(OSError):  # after SIGHUP the terminal may be gone
+            console.print(f"interrupted ({why}): session {name} is kept; continue with: {hint}")
         raise
+
+
+def _signal_name(stop: BaseException) -> str:
+    """Ctrl-C, or the signal a SystemExit of agent/cli/main.py carries (its code: 128 + it)."""
+    code = stop.code if isinstance(stop, SystemExit) else None
+    if isinstance(code, int) and code > 128 and code - 128 in signal.valid_signals():
+        return signal.Signals(code - 128).name
+    return "Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "stopped"
 
 
 def resume(

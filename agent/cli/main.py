@@ -175,12 +175,15 @@ def chat(
     run_chat(symptom, yes, lab_dir, resume, LLMOptions(base_url=llm_base_url, model=llm_model))
 
 
-def _exit_on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(143)  # unwinds like Ctrl-C: servers stopped, worktrees removed
+def _exit_on_signal(signum: int, frame: object) -> None:
+    # unwinds like Ctrl-C: servers stopped, worktrees removed; SIGHUP is the terminal or the
+    # SSH connection gone, which before ended the process where it stood
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+    signal.signal(signal.SIGHUP, _exit_on_signal)
     _readable_width()
     try:
         forget_outer_repository()  # run from a hook: the calling git's index is not ours

@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM stop an investigation within seconds, even while a benchmark request
+"""Ctrl-C, SIGTERM and SIGHUP stop an investigation within seconds, even while a benchmark request
 hangs: the server is stopped, and the terminal says how to go on."""
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ time.sleep(3600)
 """)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"]
+)
 def test_a_signal_during_a_hung_request_stops_everything_and_says_how_to_resume(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
@@ -66,6 +68,7 @@ def test_a_signal_during_a_hung_request_stops_everything_and_says_how_to_resume(
     assert gone_after < 10, gone_after
     assert agent.returncode != 0
     assert "Traceback" not in out
-    assert "debug-agent investigate --resume " in out, out
+    assert "debug-agent investigate --resume " in out, out  # SIGHUP: a terminal or SSH gone
+    assert f"interrupted ({'Ctrl-C' if sig == signal.SIGINT else sig.name})" in out
     assert wait_gone([server]) == [], "the server outlived the agent"
     assert only_main_worktree(repo)
