@@ -271,6 +271,8 @@ class Chat:
             cid, _, reason = rest.partition(" ")
             if cid not in {c.id for c in self.ctx.runner.cands.candidates}:
                 self.console.print(f"no hypothesis {escape(repr(cid))} (see /hypotheses)")
+            elif command == "/drop" and not reason.strip():  # a drop is recorded with its why
+                self.console.print("usage: /drop ID REASON (the reason goes into the transcript)")
             else:
                 self.ctx.inbox.append(
                     {"kind": command[1:], "candidate": cid, "reason": reason.strip()}

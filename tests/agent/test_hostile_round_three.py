@@ -45,7 +45,8 @@ def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
     garbage = bytes(range(128, 256)) + b"\xff\xfe\x00\n"
     # digits str.isdigit takes and int() does not
     budgets = "/budget ²\n/budget ٣\n/budget 1\n".encode()
-    lines = b"/foo[/bar]\n[bold]x\n/drop [red]y\n" + budgets + garbage + b"/quit\n"
+    drops = b"/drop [red]y\n/drop parallel_state-2ce853\n/drop parallel_state-2ce853  \n"
+    lines = b"/foo[/bar]\n[bold]x\n" + drops + budgets + garbage + b"/quit\n"
     done = subprocess.run(
         [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
         cwd=lab,
@@ -60,6 +61,7 @@ def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
     assert "unknown command /foo[/bar]" in out  # shown as typed, not read as markup
     assert "no hypothesis '[red]y'" in out
     assert out.count("usage: /budget [N]") == 3
+    assert out.count("usage: /drop ID REASON") == 2  # a drop without its why is not recorded
     assert "left session" in out
     transcript = next((tmp_path / "sessions").rglob("transcript.jsonl"))
     for line in transcript.read_text().splitlines():
