@@ -72,15 +72,16 @@ def _enclosing_repo(cwd: Path) -> Path | None:
 def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = None) -> Path:
     """Where sessions are kept: the folder given, $DEBUG_AGENT_SESSIONS_DIR, the state folder
     when working inside a repository (never a folder in the user's tree), else ./sessions.
-    Without `repo_root` (listing, resuming) the repository is the one `cwd` lies in, so that
-    they look where an investigation there saved."""
-    repo_root = repo_root or _enclosing_repo(cwd)
+    The repository is the target's (`repo_root`) or any other `cwd` lies in: the seed lab run
+    from a repository of the user's that has no config wrote its sessions into that tree."""
     if explicit is not None:
         return explicit
     given = _given("DEBUG_AGENT_SESSIONS_DIR")
     if given is not None:
         return given
-    if repo_root is not None and cwd.resolve().is_relative_to(repo_root.resolve()):
+    here = cwd.resolve()
+    repos = [r for r in (repo_root, _enclosing_repo(cwd)) if r is not None]
+    if any(here.is_relative_to(r.resolve()) for r in repos):
         return state_dir() / "sessions"
     return cwd / "sessions"
 

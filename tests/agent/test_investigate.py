@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -178,3 +181,20 @@ def test_hundreds_of_drops_print_one_line_per_reason(tmp_path: Path) -> None:
         for line in Path(session).with_name("transcript.jsonl").read_text().splitlines()[1:]
     ]
     assert sum(e["text"].startswith("dropped helper_") for e in events) == 120
+
+
+def test_the_seed_lab_run_from_a_repository_without_a_config_keeps_out_of_it(
+    tmp_path: Path,
+) -> None:
+    """Run in a repository of the user's that has no config, investigate takes the seed lab;
+    its sessions went to ./sessions, inside that repository's tree."""
+    repo = tmp_path / "theirs"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    env = {k: v for k, v in os.environ.items() if k != "DEBUG_AGENT_SESSIONS_DIR"}
+    argv = [sys.executable, "-m", "agent", "investigate", "--json", "--max-launches", "2"]
+    done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    session = Path(json.loads(done.stdout)["session_dir"])
+    assert session.is_relative_to(os.environ["DEBUG_AGENT_STATE_DIR"]), session
+    assert sorted(p.name for p in repo.iterdir()) == [".git"]
