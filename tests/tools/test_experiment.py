@@ -179,3 +179,14 @@ def test_the_launched_server_is_reached_past_the_environments_proxies(seed_lab: 
     done = run_cli("experiment", "--json", "--samples", "2", cwd=seed_lab, env=proxies)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["metric"]["median"] > 0
+
+
+def test_the_serving_bench_measures_request_latency(seed_lab: Path) -> None:
+    """ "latency 40ms" is a symptom the reader takes; the bench measured no latency_ms, so such
+    an investigation stopped at its first launch."""
+    done = run_cli("experiment", "--json", "--samples", "3", "--metric", "latency_ms", cwd=seed_lab)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout)
+    assert out["metric"]["name"] == "latency_ms" and len(out["metric"]["samples"]) == 3
+    # a whole request: longer than its first token, and its decode steps at TPOT each
+    assert out["metric"]["median"] > out["metrics"]["ttft_ms"]["median"]
