@@ -74,7 +74,7 @@ def profile(
 ) -> None:
     """Profile one state: launch it once, sampled (and torch-profiled on SGLang), and show
     where its time went per unit of the bench."""
-    from agent.cli.tools import split_ids
+    from agent.cli.tools import checked_metric, split_ids
     from agent.profile.time_moved import KINDS
     from agent.symptom import name_direction, unit_direction
     from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
@@ -88,8 +88,9 @@ def profile(
     if good and spec.reverted:
         raise ToolError("--revert starts from the bad state; with --good, use --apply")
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
+    chosen = checked_metric(metric, target.config) or default_metric(target.config)
     run_dir = run_folder(out, target, "profile")
-    options = ExperimentOptions(metric=metric or default_metric(target.config), trace=True)
+    options = ExperimentOptions(metric=chosen, trace=True)
     result = mask(run_experiment(target, spec, run_dir, options))
     m, traced = result.metric, result.import_trace
     better = unit_direction(m.unit) or name_direction(m.name)[1] or "lower"

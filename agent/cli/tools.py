@@ -133,7 +133,8 @@ def experiment(
     metric: Annotated[
         str | None,
         typer.Option(
-            help="verify_ms | tok_s | tpot_ms | ttft_ms | accept_len (default: from the symptom)."
+            help="verify_ms | tok_s | tpot_ms | ttft_ms | latency_ms | accept_len (default: from "
+            "the symptom)."
         ),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Folder for logs and the applied patch.")] = None,
@@ -154,8 +155,8 @@ def experiment(
         args=[_checked_arg(a, port_flag(target.config.launch.command)) for a in arg],
     )
     target.cands.by_id(spec.reverted + spec.applied)  # unknown ids fail before anything launches
+    name = checked_metric(metric, target.config) or default_metric(target.config)
     run_dir = run_folder(out, target, "experiment")
-    name = metric or default_metric(target.config)
     requests = samples or target.config.bench.requests
     with experiment_progress(enabled=not as_json, requests=requests, launches=launches) as bar:
         options = ExperimentOptions(metric=name, requests=samples, launches=launches, progress=bar)
@@ -165,6 +166,16 @@ def experiment(
         typer.echo(result.model_dump_json(indent=2))
     else:
         experiment_summary(result)
+
+
+def checked_metric(metric: str | None, config: TargetConfig) -> str | None:
+    """--metric, one the serving bench can measure (a command bench's are its own): a name it
+    never measures was an error after a whole launch."""
+    from tools.bench.serving import SERVING_METRICS
+
+    if metric is not None and config.bench.kind != "command" and metric not in SERVING_METRICS:
+        raise ToolError(f"--metric {metric!r}: the bench measures {' | '.join(SERVING_METRICS)}")
+    return metric
 
 
 def default_metric(config: TargetConfig) -> str | None:

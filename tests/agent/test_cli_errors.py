@@ -267,3 +267,12 @@ def test_an_environment_the_model_client_cannot_use_is_one_line(
     llm = ["--llm-base-url", "http://127.0.0.1:9/v1", "--llm-model", "m"]
     done = run_cli("investigate", *llm, cwd=seed_lab, env={variable: value})
     assert_one_line_error(done, "the model endpoint (--llm-base-url) cannot be reached", says)
+
+
+@pytest.mark.parametrize("command", ["experiment", "profile"])
+def test_a_metric_the_bench_never_measures_is_refused_before_a_launch(
+    command: str, seed_lab: Path
+) -> None:
+    """It was an error after a whole launch."""
+    done = run_cli(command, "--metric", "foo_ms", cwd=seed_lab)
+    assert_one_line_error(done, "--metric 'foo_ms': the bench measures latency_ms | tok_s")

@@ -149,6 +149,10 @@ def _one_generate(
     )
 
 
+# what derive_metrics can give (verify_ms and accept_len: where the server reports its cycles)
+SERVING_METRICS = ("latency_ms", "tok_s", "tpot_ms", "ttft_ms", "verify_ms", "accept_len")
+
+
 def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
     """tok/s, request latency, TPOT and TTFT, and for speculative decoding the cycle ("verify")
     time and accept length."""
