@@ -36,7 +36,7 @@ from agent.symptom import Symptom, parse_symptom
 from agent.transcript import Transcript
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import STORAGE_ERRORS, ToolError
-from tools.folders import writable_dir
+from tools.folders import at_repo_root, writable_dir
 from tools.init_config import check_config
 from tools.lab.create import TEMP_PREFIXES
 from tools.repo.candidates import CandidateSet, open_repo
@@ -319,9 +319,10 @@ def target_or_seed_lab(
 ) -> tuple[Path, str | None]:
     """The target configured in `cwd`, or else the built-in seed lab (built in `lab_dir`, or
     a temporary folder); and the lab's name (None for a configured target)."""
-    if (cwd / CONFIG_NAME).exists():
-        console.print(f"Investigating the target in {cwd / CONFIG_NAME}.")
-        return cwd, None
+    config = cwd / CONFIG_NAME if (cwd / CONFIG_NAME).exists() else at_repo_root(cwd, CONFIG_NAME)
+    if config is not None:  # here, or at the root of the repository (run in a subfolder)
+        console.print(f"Investigating the target in {config}.")
+        return config.parent, None
     from tools.lab.create import create_lab
 
     lab = lab_dir or Path(tempfile.mkdtemp(prefix=TEMP_PREFIXES[0])) / "lab"

@@ -27,6 +27,7 @@ from pydantic import (
 from tools import secrets
 from tools.config_values import command_words, valid_regex
 from tools.errors import ToolError, first_problem
+from tools.folders import at_repo_root
 from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
 from tools.placeholders import BENCH, BUILD, LAUNCH
 
@@ -350,6 +351,8 @@ MAX_CONFIG_BYTES = 1 << 20
 def load_config(path: Path) -> TargetConfig:
     if path.is_dir():
         path = path / CONFIG_NAME
+    if path == Path(CONFIG_NAME) and not path.exists():  # the default, run in a subfolder
+        path = at_repo_root(Path.cwd(), CONFIG_NAME) or path
     if not path.exists():
         if path.name == CONFIG_NAME and path.parent.is_dir():
             raise ConfigError(

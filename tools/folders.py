@@ -69,6 +69,13 @@ def _enclosing_repo(cwd: Path) -> Path | None:
     return next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
 
 
+def at_repo_root(cwd: Path, name: str) -> Path | None:
+    """The file `name` at the root of the repository `cwd` lies in, as git finds its own from
+    a subfolder; None where there is none."""
+    root = _enclosing_repo(cwd)
+    return root / name if root is not None and (root / name).is_file() else None
+
+
 def sessions_root(cwd: Path, repo_root: Path | None, explicit: Path | None = None) -> Path:
     """Where sessions are kept: the folder given, $DEBUG_AGENT_SESSIONS_DIR, the state folder
     when working inside a repository (never a folder in the user's tree), else ./sessions.

@@ -246,7 +246,7 @@ def check_config(path: Path, good: str | None = None, good_env: Path | None = No
         config.target.good = good
     if config.host is not None:
         return _check_remote(path, config)
-    config_dir = (path if path.is_dir() else path.parent).resolve()
+    config_dir = config.config_dir or path.resolve().parent  # where it was found
     problems = []
     repo = open_repo(config_dir / config.target.repo)
     root = Path(repo.working_tree_dir or config_dir)

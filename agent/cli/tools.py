@@ -35,8 +35,7 @@ def load_target(config_path: Path) -> Target:
     from tools.repo.target import Target
 
     config = load_config(config_path)
-    config_dir = (config_path if config_path.is_dir() else config_path.parent).resolve()
-    target = Target.load(config, config_dir)
+    target = Target.load(config, config.config_dir or config_path.resolve().parent)
     if not target.cands.candidates:
         raise ToolError(
             f"no difference between the working tree and the good ref "

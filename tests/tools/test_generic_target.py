@@ -144,3 +144,21 @@ def test_a_command_bench_read_by_its_result_block(tmp_path: Path) -> None:
     assert_one_line_error(
         run_cli("check", cwd=repo), "needs metric_regex", "bench_serving result block prints"
     )
+
+
+def test_a_subfolder_of_the_repository_finds_its_config(tmp_path: Path) -> None:
+    """As git finds its own from a subfolder: before, `check` there said to write a config
+    (which `init` there had written at the root), and `investigate` took the seed lab."""
+    repo = make_repo(
+        tmp_path, {"server.py": SERVER, "work.py": WORK, "bench.py": BENCH, "docs/a.md": "a\n"}
+    )
+    (repo / "work.py").write_text(WORK.replace("20.0", "30.0"))
+    (repo / "debug-agent.toml").write_text(CONFIG)
+    inside = repo / "docs"
+    done = run_cli("check", cwd=inside)
+    assert done.returncode == 0 and f"repo {repo}" in done.stdout, done.stderr
+    done = run_cli("experiment", "--json", cwd=inside, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["metric"]["median"] >= 30
+    done = run_cli("investigate", "--max-launches", "2", cwd=inside, timeout=120)
+    assert f"Investigating the target in {repo / 'debug-agent.toml'}" in done.stdout + done.stderr
