@@ -71,14 +71,15 @@ def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set
     from tools.server_http import environment_problem
 
     url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
-    if (why := environment_problem()) is not None:
-        raise ReleasesError(f"cannot list the releases of {name} at {url}: {why}")
     try:
         answer = httpx.get(
             url, headers={"Accept": SIMPLE_JSON}, timeout=timeout_s, follow_redirects=True
         )
     except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise ReleasesError(f"cannot list the releases of {name} at {url}: {e}") from None
+    except (OSError, ImportError) as e:  # the environment's certificates or proxy: say which
+        why = environment_problem() or e
+        raise ReleasesError(f"cannot list the releases of {name} at {url}: {why}") from None
     if answer.status_code == 404:
         raise ReleasesError(f"{name} is not on the index {index_url}")
     if answer.status_code != 200 or SIMPLE_JSON not in answer.headers.get("content-type", ""):
