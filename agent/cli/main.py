@@ -184,6 +184,7 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 def main() -> None:
     signal.signal(signal.SIGTERM, _exit_on_signal)
     signal.signal(signal.SIGHUP, _exit_on_signal)
+    _closed_streams_to_null()
     _readable_width()
     try:
         forget_outer_repository()  # run from a hook: the calling git's index is not ours
@@ -211,6 +212,17 @@ def main() -> None:
             )
             sys.exit(1)
         _internal_error(e)
+
+
+def _closed_streams_to_null() -> None:
+    """Started with a standard stream closed (`>&-`, `<&-`, some daemons), Python leaves it
+    None and every isatty() was an internal error: a closed stdin reads as empty, as /dev/null
+    does, and output goes nowhere, as print() alone would do."""
+    import os
+
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115
 
 
 def _readable_width(least: int = 20) -> None:

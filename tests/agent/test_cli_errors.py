@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -276,3 +278,26 @@ def test_a_metric_the_bench_never_measures_is_refused_before_a_launch(
     """It was an error after a whole launch."""
     done = run_cli(command, "--metric", "foo_ms", cwd=seed_lab)
     assert_one_line_error(done, "--metric 'foo_ms': the bench measures latency_ms | tok_s")
+
+
+@pytest.mark.parametrize(
+    ("closed", "args", "says"),
+    [
+        (">&-", "sessions", ""),  # stdout closed: nothing to say, nothing broken
+        ("<&-", "chat", "left session"),  # stdin closed: read as the end of the input
+    ],
+)
+def test_a_closed_standard_stream_is_no_internal_error(
+    closed: str, args: str, says: str, seed_lab: Path
+) -> None:
+    """Python leaves a closed stream None: its first isatty() was an internal error."""
+    done = subprocess.run(
+        ["bash", "-c", f'exec "$0" -m agent {args} {closed}', sys.executable],
+        cwd=seed_lab,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_STATE_HOME": str(seed_lab / "state")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr and says in done.stdout
