@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from tools import secrets
-from tools.config_values import command_words, valid_regex
+from tools.config_values import command_words, nul_holder, valid_regex
 from tools.errors import ToolError, first_problem
 from tools.folders import at_repo_root
 from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
@@ -369,6 +369,8 @@ def load_config(path: Path) -> TargetConfig:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text, which TOML is: save it as UTF-8") from None
+    if where := nul_holder(data):
+        raise ConfigError(f"{path}: {where} holds a NUL byte (\\u0000), which no process can take")
     try:
         config = TargetConfig.model_validate(data, strict=True)  # `requests = true` is not 1
     except ValidationError as e:

@@ -37,3 +37,25 @@ def valid_regex(pattern: str | None, where: str) -> str | None:
                 f"{where} is not a valid regular expression ({e}): {pattern!r}"
             ) from None
     return pattern
+
+
+def nul_holder(data: object, where: str = "") -> str | None:
+    """The first key (dotted, as TOML writes it) whose text holds a NUL byte: TOML's "\\u0000"
+    reaches no command line, path, pattern or environment, and a launch failed on it with
+    "embedded null byte" after `check` had said ok."""
+    if isinstance(data, str):
+        return where if "\x00" in data else None
+    items = (
+        data.items()
+        if isinstance(data, dict)
+        else enumerate(data)
+        if isinstance(data, list)
+        else ()
+    )
+    for key, value in items:
+        inner = f"{where}.{key}" if where else str(key)
+        if "\x00" in str(key):
+            return where or "the config"
+        if found := nul_holder(value, inner):
+            return found
+    return None
