@@ -22,6 +22,7 @@ from agent.session import Session, console_echo, target_or_seed_lab
 from agent.state import InvestigationState
 from agent.symptom import configured_symptom, given_or_configured, parse_symptom
 from tools.config import TargetConfig, load_config
+from tools.config_values import env_pair
 from tools.errors import ToolError
 from tools.experiment import ExperimentOptions, ExperimentSpec, run_experiment
 from tools.folders import sessions_root
@@ -137,9 +138,10 @@ class Chat:
         return input(prompt).strip().lower()
 
     def suggest(self, text: str) -> None:
-        name, sep, value = text.partition("=")
-        if not sep or not name:
-            self.console.print("usage: /suggest NAME=VALUE")
+        try:
+            name, value = env_pair(text)
+        except ValueError as e:
+            self.console.print(f"usage: /suggest NAME=VALUE ({e})", markup=False)
             return
         self.side_experiment(
             ExperimentSpec(base="bad", env={name: value}), f"{name}={value}", watch=(name, value)
@@ -149,18 +151,23 @@ class Chat:
         spec = ExperimentSpec()
         try:
             words = shlex.split(text)
+            if len(words) % 2:
+                raise ValueError(f"{words[-1]!r} lacks its value")
             for flag, value in zip(words[::2], words[1::2], strict=True):
                 if flag in ("--revert", "--apply"):
                     ids = [i for i in value.split(",") if i]
                     self.ctx.runner.cands.by_id(ids)
                     field = {"--revert": "reverted", "--apply": "applied"}[flag]
                     spec = spec.model_copy(update={field: ids})
-                elif flag == "--env" and "=" in value:
-                    spec.env[value.split("=", 1)[0]] = value.split("=", 1)[1]
+                elif flag == "--env":
+                    name, value = env_pair(value)
+                    spec.env[name] = value
                 else:
-                    raise ValueError(flag)
-        except (ValueError, IndexError):
-            self.console.print("usage: /experiment [--revert IDS | --apply IDS] [--env K=V]")
+                    raise ValueError(f"unknown option {flag!r}")
+        except ValueError as e:
+            self.console.print(
+                f"usage: /experiment [--revert IDS | --apply IDS] [--env K=V] ({e})", markup=False
+            )
             return
         self.side_experiment(spec, text)
 

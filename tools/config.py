@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from tools import secrets
-from tools.config_values import command_words, nul_holder, valid_regex
+from tools.config_values import check_env, command_words, nul_holder, valid_regex
 from tools.errors import ToolError, first_problem
 from tools.folders import at_repo_root
 from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
@@ -44,13 +44,8 @@ class _Section(BaseModel):
 
 
 def _environment(env: dict[str, str]) -> dict[str, str]:
-    """Variables a process can be given: no system takes a NUL byte, an empty name or a name
-    holding "=" (the value is not quoted: it may be a secret)."""
     for name, value in env.items():
-        if not name or "=" in name or "\x00" in name:
-            raise ValueError(f"{name!r} cannot name an environment variable")
-        if "\x00" in value:
-            raise ValueError(f"the value of {name} holds a NUL byte, which no environment carries")
+        check_env(name, value)
     return env
 
 

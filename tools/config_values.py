@@ -59,3 +59,21 @@ def nul_holder(data: object, where: str = "") -> str | None:
         if found := nul_holder(value, inner):
             return found
     return None
+
+
+def check_env(name: str, value: str) -> None:
+    """A variable a process can be given: no system takes a NUL byte, an empty name or a name
+    holding "=" (the value is not quoted: it may be a secret)."""
+    if not name or "=" in name or "\x00" in name:
+        raise ValueError(f"{name!r} cannot name an environment variable")
+    if "\x00" in value:
+        raise ValueError(f"the value of {name} holds a NUL byte, which no environment carries")
+
+
+def env_pair(pair: str) -> tuple[str, str]:
+    """NAME=VALUE, typed on a command line or in the chat, as a process can be given it."""
+    name, sep, value = pair.partition("=")
+    if not sep:
+        raise ValueError("expected NAME=VALUE")
+    check_env(name, value)
+    return name, value

@@ -82,11 +82,14 @@ def split_ids(values: list[str]) -> list[str]:
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:
+    from tools.config_values import env_pair
+
     env = {}
     for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise ToolError(f"--env {pair!r}: expected NAME=VALUE")
+        try:
+            name, value = env_pair(pair)
+        except ValueError as e:
+            raise ToolError(f"--env {pair.partition('=')[0]!r}: {e}") from None
         env[name] = value
     return env
 

@@ -46,7 +46,9 @@ def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
     # digits str.isdigit takes and int() does not
     budgets = "/budget ²\n/budget ٣\n/budget 1\n".encode()
     drops = b"/drop [red]y\n/drop parallel_state-2ce853\n/drop parallel_state-2ce853  \n"
-    lines = b"/foo[/bar]\n[bold]x\n" + drops + budgets + garbage + b"/quit\n"
+    # a NUL byte no environment carries (after /run, an internal error that ended the chat)
+    nul = b"/suggest A=x\x00b\n/experiment --env A=\x00\n/experiment --env\n"
+    lines = b"/foo[/bar]\n[bold]x\n" + drops + budgets + garbage + nul + b"/quit\n"
     done = subprocess.run(
         [sys.executable, "-m", "agent", "chat", "--symptom", "verify 29ms"],
         cwd=lab,
@@ -62,6 +64,8 @@ def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:
     assert "no hypothesis '[red]y'" in out
     assert out.count("usage: /budget [N]") == 3
     assert out.count("usage: /drop ID REASON") == 2  # a drop without its why is not recorded
+    assert out.count("holds a NUL byte, which no environment carries") == 2
+    assert "'--env' lacks its value" in out
     assert "left session" in out
     transcript = next((tmp_path / "sessions").rglob("transcript.jsonl"))
     for line in transcript.read_text().splitlines():
