@@ -9,7 +9,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent.result import ResultSummary
 from agent.state import InvestigationState
-from agent.transcript import read_transcript
+from agent.transcript import read_header
 from tools.errors import ToolError, first_problem
 from tools.folders import state_dir
 
@@ -50,15 +50,13 @@ def find_session(name: str, root: Path) -> Path:
 
 
 def session_info(path: Path) -> SessionInfo:
-    loaded = read_transcript(path / "transcript.jsonl")
-    header = loaded.header
+    transcript = path / "transcript.jsonl"
+    header = read_header(transcript)
     result = _result_summary(path / "result.json")
-    launches = (
-        result.launches
-        if result.launches is not None
-        else sum(e.kind == "experiment" for e in loaded.events)
-    )
-    status = result.status or ("interrupted" if loaded.events else "empty")
+    launches = result.launches
+    if launches is None:  # unfinished: each launch it started has its folder
+        launches = sum(p.is_dir() for p in (path / "launches").glob("[0-9]*"))
+    status = result.status or ("interrupted" if _has_events(transcript) else "empty")
     stamp = header.ts
     date = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp)) if stamp else "?"
     target, symptom = header.target, header.symptom
@@ -71,6 +69,12 @@ def session_info(path: Path) -> SessionInfo:
         status=status,
         launches=launches,
     )
+
+
+def _has_events(transcript: Path) -> bool:
+    with transcript.open("rb") as lines:
+        next(lines, None)
+        return any(line.strip() for line in lines)
 
 
 def _result_summary(result_file: Path) -> ResultSummary:

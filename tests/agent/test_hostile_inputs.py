@@ -83,7 +83,7 @@ CONFIGS = [
     "[launch]\ncommand = 'true {port}'\nenv = { A = \"x\\u0000y\" }\n",
     "[launch]\ncommand = 'true {port}'\nenv = { 'A=B' = '1' }\n",
     # nor any command line, ref or path: `check` said ok, the launch was an internal error
-    "[launch]\ncommand = \"true {port} \\u0000\"\n",
+    '[launch]\ncommand = "true {port} \\u0000"\n',
     "[launch]\ncommand = 'true {port}'\n[target]\ngood = \"HEAD\\u0000\"\n",
     "[launch]\ncommand = 'true {port}'\n[build]\ncommand = 'true'\nenv = { '' = '1' }\n",
     # TOML spells inf and nan

@@ -42,6 +42,24 @@ def test_sessions_lists_it(finished: str) -> None:
     assert done.returncode == 0 and finished[:11] in done.stdout
 
 
+def test_sessions_reads_a_transcript_only_as_far_as_it_needs(finished: str, tmp_path: Path) -> None:
+    """Listing read every transcript whole into models (19 s and 2 GB for one of 200 MB), and
+    a damaged line anywhere hid the session from the list."""
+    from agent.transcript import Transcript
+
+    copy = tmp_path / "sessions" / finished
+    shutil.copytree(_sessions() / finished, copy)
+    lines = (copy / "transcript.jsonl").read_text().splitlines()
+    last_seq = json.loads(lines[-1])["seq"]
+    with open(copy / "transcript.jsonl", "a") as out:
+        out.write("not json\n" + "x" * 5000 + '\n{"seq": 10000, "node": "pla')
+    assert Transcript(copy / "transcript.jsonl").seq == last_seq  # a resume numbers on from it
+    (copy / "result.json").unlink()  # killed: the transcript says how far it got
+    done = run_cli("sessions", "--dir", str(tmp_path / "sessions"))
+    assert done.returncode == 0, done.stderr
+    assert re.search(rf"{finished}\s+\S+ \S+\s+interrupted\s+6\s", done.stdout), done.stdout
+
+
 def test_replay_plain_shows_every_step_with_reasons(finished: str) -> None:
     done = run_cli("replay", finished, "--plain")
     assert done.returncode == 0, done.stderr
