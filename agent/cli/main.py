@@ -145,7 +145,7 @@ def investigate(
             max_cost=max_llm_cost,
             replay=replay,
         ),
-        good_env=good_env.resolve() if good_env else None,
+        good_env=good_env.absolute() if good_env else None,  # a pipe resolves to no path
     )
     _exit_on_error(result)
 

@@ -301,3 +301,17 @@ def test_a_closed_standard_stream_is_no_internal_error(
     )
     assert done.returncode == 0, done.stderr
     assert "error" not in done.stderr and says in done.stdout
+
+
+def test_a_package_set_in_a_pipe_is_one_line(seed_lab: Path) -> None:
+    """`--good-env <(pip freeze)` resolved to /proc/PID/fd/pipe:[N], "no such file"; a resumed
+    session reads the set again, so a pipe is refused by what it is."""
+    done = subprocess.run(
+        ["bash", "-c", '"$0" -m agent investigate --good-env <(echo a==1)', sys.executable],
+        cwd=seed_lab,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_STATE_HOME": str(seed_lab / "state")},
+    )
+    assert_one_line_error(done, "/dev/fd/", "is not a regular file", "pip freeze > good.txt")

@@ -3,6 +3,7 @@ environment a launch runs in), and what moved between two of them."""
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -101,6 +102,10 @@ def test_uv_lock_and_pylock(tmp_path: Path) -> None:
         ("uv.lock", "[[package]\nname =", "is not valid TOML"),
         ("uv.lock", "version = 1\n", "lists no packages"),
         ("pylock.toml", '[[packages]]\nname = "a"\n', "a has no version"),
+        # options alone, or nothing: an empty good set made every installed package a change
+        ("requirements.txt", "--index-url https://x/simple\n# none\n", "names no package"),
+        ("requirements.txt", "", "names no package"),
+        ("requirements.txt", "-r requirements.txt\n", "names no package"),
     ],
 )
 def test_a_file_that_names_no_exact_set_is_one_line(
@@ -114,14 +119,36 @@ def test_a_file_that_names_no_exact_set_is_one_line(
 
 
 def test_unreadable_files_are_one_line(tmp_path: Path) -> None:
+    """/dev/zero was read until memory ran out; a FIFO with no writer blocked for ever."""
     (tmp_path / "binary.txt").write_bytes(b"\xff\xfe\x00garbage")
+    os.mkfifo(tmp_path / "fifo")
     for path, says in [
         (tmp_path / "missing.txt", "No such file"),
-        (tmp_path, "Is a directory"),
-        (tmp_path / "binary.txt", "codec can't decode"),
+        (tmp_path, "is not a regular file"),
+        (Path("/dev/zero"), "is not a regular file"),
+        (tmp_path / "fifo", "is not a regular file"),
+        (tmp_path / "binary.txt", "is not UTF-8 text"),
     ]:
         with pytest.raises(PackageSetError, match=says):
             read_package_set(path)
+
+
+def test_requirements_read_the_files_they_include(tmp_path: Path) -> None:
+    """`-r other.txt` was skipped as an option: its pins were missing from the set."""
+    (tmp_path / "deps").mkdir()
+    (tmp_path / "deps" / "base.txt").write_text("-r ../top.txt\nnumpy==2.1.0\n")
+    (tmp_path / "deps" / "extra.txt").write_text("torch==2.9.0\n")
+    (tmp_path / "top.txt").write_text(
+        "\ufeffflask==3.0.0\n-r deps/base.txt\n--requirement=deps/extra.txt\n"
+    )
+    assert read_package_set(tmp_path / "top.txt").versions == {
+        "flask": "3.0.0",
+        "numpy": "2.1.0",
+        "torch": "2.9.0",
+    }
+    (tmp_path / "deps" / "extra.txt").write_text("flask==3.1.0\n")
+    with pytest.raises(PackageSetError, match="flask is pinned twice, to 3.0.0 and 3.1.0"):
+        read_package_set(tmp_path / "top.txt")
 
 
 def test_the_environment_a_launch_runs_in_now(tmp_path: Path) -> None:

@@ -45,7 +45,12 @@ def stack_problems(config: TargetConfig, config_dir: Path) -> list[str]:
     named = ", ".join(missing[:SHOWN]) + (
         f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
     )
-    return [f"stack: not found {_where(where.wheels, where.offline)}: {named}"]
+    hint = (
+        ""
+        if where.offline
+        else " ([stack] wheels: a folder searched first; index_url: another index)"
+    )
+    return [f"stack: not found {_where(where.wheels, where.offline)}: {named}{hint}"]
 
 
 def _repos_problem(repos: dict[str, str], names: set[str], config_dir: Path) -> str | None:

@@ -16,5 +16,5 @@ def with_good_env(config: TargetConfig, good_env: Path | None) -> TargetConfig:
         raise ConfigError("--good-env with [host] is not supported yet: leave out [host]")
     stack = config.stack or StackSection(good=str(good_env))
     return config.model_copy(
-        update={"stack": stack.model_copy(update={"good": str(good_env.resolve())})}
+        update={"stack": stack.model_copy(update={"good": str(good_env.absolute())})}
     )

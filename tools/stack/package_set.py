@@ -12,6 +12,7 @@ file and line, never a guess.
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import tomllib
 from pathlib import Path
@@ -37,15 +38,42 @@ class PackageSet(BaseModel):
         return self.versions.get(name) or self.references.get(name)
 
 
+MAX_SET_BYTES = 32 << 20  # a uv.lock of thousands of packages is a few MB
+
+
 def read_package_set(path: Path) -> PackageSet:
     """The package set in `path`, by its name: uv.lock, pylock*.toml, else freeze/requirements."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise PackageSetError(f"cannot read the package set {path}: {_why(e)}") from None
+    text = _text(path)
     if path.name == "uv.lock" or (path.name.startswith("pylock") and path.suffix == ".toml"):
-        return _from_lock(path, text)
-    return _from_requirements(path, text)
+        found = _from_lock(path, text)
+    else:
+        found = _from_requirements(path, text, {path.resolve()})
+    if not found.versions and not found.references:
+        raise PackageSetError(f"{path} names no package: a package set is `pip freeze` output")
+    return found
+
+
+def _text(path: Path) -> str:
+    """A regular file's text, read to a bound: a pipe (`<(pip freeze)`) is gone when a resumed
+    session reads it again, a FIFO with no writer blocks, /dev/zero never ends."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise PackageSetError(
+                f"{path} is not a regular file: a session reads its package sets again when "
+                "it is resumed; write the set to a file (pip freeze > good.txt)"
+            )
+        with path.open("rb") as f:
+            data = f.read(MAX_SET_BYTES + 1)
+    except OSError as e:
+        raise PackageSetError(f"cannot read the package set {path}: {_why(e)}") from None
+    if len(data) > MAX_SET_BYTES:
+        raise PackageSetError(
+            f"{path} holds over {MAX_SET_BYTES >> 20} MB: not a package set (pip freeze output)"
+        )
+    try:
+        return data.decode("utf-8-sig")  # PowerShell's `pip freeze > f` writes a BOM
+    except UnicodeDecodeError:
+        raise PackageSetError(f"{path} is not UTF-8 text: not a package set") from None
 
 
 def _why(e: BaseException) -> str:
@@ -81,10 +109,16 @@ def _from_lock(path: Path, text: str) -> PackageSet:
     return found
 
 
-def _from_requirements(path: Path, text: str) -> PackageSet:
+def _from_requirements(path: Path, text: str, read: set[Path]) -> PackageSet:
     found = PackageSet(source=str(path), versions={})
     for number, line in _logical_lines(text):
         where = f"{path}:{number}"
+        if included := _included(line):  # pip reads `-r other.txt` beside the file naming it
+            other = path.parent / included
+            if other.resolve() not in read:  # one read is enough: a loop adds nothing
+                read.add(other.resolve())
+                _merge(found, _from_requirements(other, _text(other), read), where)
+            continue
         if line.startswith("-e ") or line.startswith("--editable"):
             target = line.split(None, 1)[1] if " " in line else line
             name = target.rpartition("#egg=")[2] if "#egg=" in target else None
@@ -112,6 +146,21 @@ def _from_requirements(path: Path, text: str) -> PackageSet:
             )
         _add(found, req.name, pins[0].version, where)
     return found
+
+
+def _included(line: str) -> str | None:
+    """The file a `-r FILE`, `-rFILE`, `--requirement FILE` or `--requirement=FILE` names."""
+    for flag in ("--requirement", "-r"):
+        if line.startswith(flag):
+            rest = line[len(flag) :].lstrip("=" if flag.startswith("--") else "").strip()
+            return rest or None
+    return None
+
+
+def _merge(found: PackageSet, other: PackageSet, where: str) -> None:
+    for name, version in other.versions.items():
+        _add(found, name, version, where)
+    found.references.update(other.references)
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
