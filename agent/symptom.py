@@ -75,6 +75,12 @@ _BEFORE = _NUMBER + r"\s*(?:before|previously|earlier|prior)\b"
 
 
 def _read(text: str) -> _Read:
+    if comma := re.search(r"\d+(?:,\d+)+", text):  # "29,5ms" was read as 5 ms
+        raise SymptomError(
+            f"the symptom {text!r} writes {comma[0]!r} with a comma, a decimal point in some "
+            "languages and a thousands separator in others: write it with a point and no "
+            'separator, e.g. "verify 29.5ms (was 19)"'
+        )
     lowered = re.sub(_PERCENT, " ", text.strip().lower())
     main = re.sub(r"\(.*?\)", " ", lowered)
     numbers = list(re.finditer(_NUMBER, main))

@@ -74,6 +74,8 @@ def test_symptoms_read(
         ("TTFT 0.9s (was 900ms)", None, "describes no change: 900 ms"),
         ("parse_ms 265 (was 265)", PARSE_MS, "describes no change"),
         ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
+        ("verify 29,5ms", None, "writes '29,5' with a comma"),  # it was read as 5 ms
+        ("1,200 tok/s (was 2,000)", None, "writes '1,200' with a comma"),
         ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
         ("verify " + "9" * 5000 + "ms", None, "999999999999...(5000 digits)ms is out of range"),
     ],
