@@ -116,9 +116,18 @@ def _read(text: str) -> _Read:
     )
 
 
+# words that name a time and nothing else: "decode" and "prefill" also name throughputs
+_TIME_WORDS = ("verify", "cycle", "ttft", "first token", "tpot", "itl", "latency")
+
+
 def _serving_metric(main: str, unit: str) -> str | None:
     """The serving metric the words name, if the unit written fits it."""
     if unit in ("tok/s", "tokens/s"):
+        if word := next((w for w in _TIME_WORDS if re.search(rf"\b{w}\b", main)), None):
+            raise SymptomError(  # "verify 29 tok/s" was read as the throughput, silently
+                f"the symptom names {word!r}, a time, but gives a rate in {unit}: write "
+                f'"{word} 29ms (was 19)" for its time, or "60 tok/s (was 82)" for the throughput'
+            )
         return "tok_s"
     for name, (words, metric_unit, _) in METRICS.items():
         if any(word in main for word in words) and (not unit or _same_kind(unit, metric_unit)):

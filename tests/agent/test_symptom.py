@@ -75,6 +75,8 @@ def test_symptoms_read(
         ("parse_ms 265 (was 265)", PARSE_MS, "describes no change"),
         ("verify is 50% slower", None, "gives a change, not a value"),  # never 50 ms
         ("verify 29,5ms", None, "writes '29,5' with a comma"),  # it was read as 5 ms
+        ("verify 29 tok/s", None, "names 'verify', a time, but gives a rate in tok/s"),
+        ("TTFT 900 tokens/s (was 1200)", None, "names 'ttft', a time"),
         ("1,200 tok/s (was 2,000)", None, "writes '1,200' with a comma"),
         ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
         ("verify " + "9" * 5000 + "ms", None, "999999999999...(5000 digits)ms is out of range"),
