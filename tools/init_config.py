@@ -17,6 +17,7 @@ from tools.bench.command import Placeholders
 from tools.cluster.check import cluster_problems
 from tools.config import CONFIG_NAME, TargetConfig, load_config
 from tools.errors import ToolError
+from tools.own_files import replace_text
 from tools.repo.candidates import open_repo, resolve_ref
 from tools.stack.check import stack_problems
 from tools.stack.good_env import with_good_env
@@ -186,7 +187,7 @@ def write_config(cwd: Path, model: str | None, force: bool, server: str | None =
     repo = open_repo(cwd)
     root = Path(repo.working_tree_dir or cwd)
     path = root / CONFIG_NAME
-    if path.exists() and not force:
+    if (path.exists() or path.is_symlink()) and not force:  # a dangling link was written through
         raise ToolError(f"{path} exists (use --force to overwrite it)")
     server = server or ("sglang" if _is_sglang(root) else "vllm" if _is_vllm(root) else None)
     if server is None and not _serves(root, repo.git.ls_files().splitlines()):
@@ -197,11 +198,10 @@ def write_config(cwd: Path, model: str | None, force: bool, server: str | None =
             else "{python} is debug-agent's Python (name the project's if it lacks its packages)"
         )
         src = "/src" if any((root / "src").glob("*/__init__.py")) else ""  # a src layout
-        path.write_text(
-            LIBRARY_TEMPLATE.format(
-                good="HEAD", python=python, python_note=note, src=src, stack=STACK
-            )
+        text = LIBRARY_TEMPLATE.format(
+            good="HEAD", python=python, python_note=note, src=src, stack=STACK
         )
+        replace_text(path, text)  # a link is replaced: the file it names may be another's
         return path
     if server is not None:
         command, env, kind = server_launch(server, model)
@@ -210,7 +210,7 @@ def write_config(cwd: Path, model: str | None, force: bool, server: str | None =
     # a TOML string: JSON's escapes are TOML's (a quote or a backslash in a model path)
     quoted = json.dumps(command, ensure_ascii=False)
     text = TEMPLATE.format(good="HEAD", command=quoted, env=env, bench_kind=kind, stack=STACK)
-    path.write_text(text)
+    replace_text(path, text)
     return path
 
 

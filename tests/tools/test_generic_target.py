@@ -81,6 +81,25 @@ def test_init_writes_a_config_check_accepts(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
 
 
+def test_init_replaces_a_linked_config_and_never_writes_through_it(tmp_path: Path) -> None:
+    """A config linked to a file shared with other projects was overwritten there by --force;
+    a dangling link was written through by plain init (a file made where the link pointed)."""
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    config = lab / "debug-agent.toml"
+    shared, nowhere = tmp_path / "shared.toml", tmp_path / "nowhere.toml"
+    shared.write_text("# another project's\n")
+    config.unlink()
+    config.symlink_to(nowhere)
+    assert_one_line_error(run_cli("init", cwd=lab), "exists (use --force")
+    assert not nowhere.exists()
+    config.unlink()
+    config.symlink_to(shared)
+    assert run_cli("init", "--force", cwd=lab).returncode == 0
+    assert shared.read_text() == "# another project's\n"
+    assert not config.is_symlink() and "sglang.launch_server" in config.read_text()
+
+
 @pytest.mark.parametrize("server", ["sglang", "vllm"])
 def test_init_for_a_named_server_quotes_any_model_path(server: str, tmp_path: Path) -> None:
     """A model path with quotes, a backslash or a space is one word of the launch, and the
