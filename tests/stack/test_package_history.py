@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import REPO_ROOT, run_cli, sh
+from tests.node.sshd import Sshd
 from tests.stack.wheels import Wheel, make_wheels
 from tools.lab.stack_lab import stack_config
 from tools.stack.package_history import history_clone, release_commit, source_root
@@ -205,3 +206,29 @@ def test_a_history_that_asks_for_a_password_fails_at_once(tmp_path: Path) -> Non
         server.wait()
     assert "terminal prompts disabled" in done.stdout, done.stdout[-2000:]
     assert "\nUsername for" not in "\n" + done.stdout  # git's prompt starts a line
+
+
+def test_a_history_over_ssh_from_a_new_host_fails_at_once(sshd: Sshd, tmp_path: Path) -> None:
+    """ssh asked "Are you sure you want to continue connecting?" on the terminal itself
+    (/dev/tty, not stdin) and the investigation waited on it."""
+    url = f"ssh://{sshd.user}@127.0.0.1:{sshd.port}/private.git"
+    clone = (
+        "from pathlib import Path; from tools.stack.package_history import history_clone; "
+        f"history_clone({url!r}, Path('.'))"
+    )
+    home = tmp_path / "home"  # no known host, no key: ssh has only the terminal to ask
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        ["script", "-qec", shlex.join([sys.executable, "-c", clone]), "/dev/null"],
+        stdin=subprocess.PIPE,  # open, never written: a user who is not there
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=REPO_ROOT,
+    )
+    assert "Host key verification failed.; fatal: Could not read from remote" in done.stdout, (
+        done.stdout[-2000:]
+    )
+    assert "continue connecting" not in done.stdout

@@ -51,17 +51,29 @@ def history_clone(source: str, config_dir: Path) -> Path:
             text=True,
             timeout=GIT_TIMEOUT_S,
             # a source that asks for a password fails at once, with git's reason: a prompt on
-            # the terminal mid-investigation would wait out the timeout in an unattended run
+            # the terminal mid-investigation would wait out the timeout in an unattended run.
+            # ssh asks on /dev/tty (a new host's key, a key's passphrase): a new session has
+            # none, while the user's own ssh setup (agent, config, known hosts) still holds
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
             env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
         )
     except subprocess.TimeoutExpired:
         raise ToolError(f"cloning {source} took over {GIT_TIMEOUT_S} s") from None
     if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
-        raise ToolError(f"cannot clone {source}: {last}")
+        raise ToolError(f"cannot clone {source}: {_clone_reason(done.stderr)}")
     (folder / ".git" / "debug-agent-cloned").write_text(where + "\n")
     return folder
+
+
+def _clone_reason(stderr: str) -> str:
+    """git's reason in a line: ssh's own ("Host key verification failed.") comes before git's
+    "fatal:", and git's advice after it ("Please make sure ... and the repository exists.")."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    fatal = next((i for i, line in enumerate(lines) if line.startswith("fatal:")), None)
+    if fatal is None:
+        return lines[-1] if lines else "no reason given"
+    return "; ".join(lines[max(0, fatal - 1) : fatal + 1])
 
 
 def release_commit(folder: Path, package: str, version: str) -> tuple[str, str] | None:
