@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import assert_one_line_error, make_repo, run_cli
 
@@ -95,7 +98,36 @@ def test_server_exits_during_start_up(tmp_path: Path) -> None:
 
 def test_server_never_ready(tmp_path: Path) -> None:
     repo = _target(tmp_path, '{python} -c "import time; time.sleep(60)" {port}', timeout_s=1)
-    assert_one_line_error(run_cli("experiment", cwd=repo), "server not ready after 1 s")
+    assert_one_line_error(
+        run_cli("experiment", cwd=repo),
+        "server not ready after 1 s (waited for /health; it listens on no TCP port yet",
+    )
+
+
+SILENT = (  # accepts connections, never answers
+    "import socket, sys; s = socket.create_server(('127.0.0.1', int(sys.argv[1]))); "
+    "held = [s.accept() for _ in iter(int, 1)]"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "says"),
+    [
+        ("-m http.server --bind ::1 {port}", r"listens on \[::1\]:(\d+), not on 127\.0\.0\.1:\1;"),
+        ("-m http.server --bind 127.0.0.1 {free} --directory {port}", r"127\.0\.0\.1:\d+, not on"),
+        (f'-c "{SILENT}" {{port}}', r"listens on 127\.0\.0\.1:\d+ but gave no HTTP answer;"),
+    ],
+)
+def test_a_server_not_ready_says_where_it_listens(command: str, says: str, tmp_path: Path) -> None:
+    """It said only "not ready": a server on ::1 alone, on a port of its own (the command never
+    passed {port} on), or one that never answered, waited out its start-up time unexplained."""
+    from tools.proc.server import free_port
+
+    command = "{python} " + command.replace("{free}", str(free_port()))
+    repo = _target(tmp_path, command, timeout_s=2)
+    done = run_cli("experiment", cwd=repo)
+    assert_one_line_error(done, "server not ready after 2 s")
+    assert re.search(says, done.stderr), done.stderr
 
 
 def test_a_ready_path_the_server_does_not_have_says_what_it_answered(tmp_path: Path) -> None:

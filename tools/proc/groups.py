@@ -170,3 +170,23 @@ def run_until_signal(proc: subprocess.Popen, on_stop: Callable[[], None] | None 
         stop_group(proc)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def listening_addresses(pid: int) -> list[str]:
+    """The TCP addresses the launch's processes (the leader, its group, its descendants) listen
+    on: where a server that never answered its ready check is in fact waiting."""
+    try:
+        tree = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        tree = []
+    found: set[str] = set()
+    for proc in {*tree, *live_group_members(pid)}:
+        try:
+            connections = proc.net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        for c in connections:
+            if c.status == psutil.CONN_LISTEN and c.laddr:
+                host = f"[{c.laddr.ip}]" if ":" in c.laddr.ip else c.laddr.ip
+                found.add(f"{host}:{c.laddr.port}")
+    return sorted(found)

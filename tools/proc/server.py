@@ -27,7 +27,12 @@ from pydantic import BaseModel
 from tools.errors import ToolError
 from tools.folders import state_dir
 from tools.proc.bounded_log import bound_file
-from tools.proc.groups import live_group_members, start_group, stop_group
+from tools.proc.groups import (
+    listening_addresses,
+    live_group_members,
+    start_group,
+    stop_group,
+)
 from tools.server_http import server_client
 
 
@@ -155,10 +160,12 @@ def wait_ready(
     log_text: Callable[[], str],
     log_name: str,
     timeout_s: float,
+    listening: Callable[[], list[str]] | None = None,
 ) -> float:
     """Seconds until `ready` holds; a one-line ServerError if the server exits or times out.
 
-    `poll` gives the exit code once the server has exited; `log_text` reads its log so far.
+    `poll` gives the exit code once the server has exited; `log_text` reads its log so far;
+    `listening`, where the server runs here, the addresses it listens on (said on a timeout).
     """
     start = time.monotonic()
     answered = ""  # the last HTTP status that was not 200: a misspelt path answers 404
@@ -172,11 +179,26 @@ def wait_ready(
             if code is not None:
                 raise exit_error(code, log_text(), log_name, "start-up")
             if time.monotonic() - start > timeout_s:
+                where = _where_it_listens(base_url, listening) if not answered else ""
                 raise ServerError(
-                    f"server not ready after {timeout_s:g} s (waited for {ready}{answered}; "
-                    f"log: {log_name})"
+                    f"server not ready after {timeout_s:g} s (waited for {ready}{answered}"
+                    f"{where}; log: {log_name})"
                 )
             time.sleep(0.05)
+
+
+def _where_it_listens(base_url: str, listening: Callable[[], list[str]] | None) -> str:
+    """A server that never answered: on another port (its command did not pass {port} on), on
+    ::1 alone, or on none yet (still loading)."""
+    if listening is None:
+        return ""
+    addresses, wanted = listening(), base_url.removeprefix("http://")
+    if not addresses:
+        return "; it listens on no TCP port yet"
+    if wanted in addresses or f"0.0.0.0:{wanted.rpartition(':')[2]}" in addresses:
+        return f"; it listens on {wanted} but gave no HTTP answer"
+    shown = ", ".join(addresses[:4]) + (" ..." if len(addresses) > 4 else "")
+    return f"; it listens on {shown}, not on {wanted}"
 
 
 def _read(path: Path) -> str:
@@ -206,7 +228,13 @@ def running_server(
     base_url = f"http://127.0.0.1:{port}"
     try:
         ready_s = wait_ready(
-            proc.poll, base_url, ready, lambda: _read(log_path), str(log_path), timeout_s
+            proc.poll,
+            base_url,
+            ready,
+            lambda: _read(log_path),
+            str(log_path),
+            timeout_s,
+            listening=lambda: listening_addresses(proc.pid),
         )
         try:
             yield ServerInfo(
