@@ -314,4 +314,4 @@ def test_a_package_set_in_a_pipe_is_one_line(seed_lab: Path) -> None:
         timeout=120,
         env={**os.environ, "XDG_STATE_HOME": str(seed_lab / "state")},
     )
-    assert_one_line_error(done, "/dev/fd/", "is not a regular file", "pip freeze > good.txt")
+    assert_one_line_error(done, "/dev/fd/", "is a pipe, not a regular", "pip freeze > good.txt")

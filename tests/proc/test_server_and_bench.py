@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -174,6 +175,29 @@ def test_command_bench_regex_and_jsonl(tmp_path: Path) -> None:
     failing = BenchSection(kind="command", command="echo boom; exit 4", metric_regex="(x)")
     with pytest.raises(BenchError, match="exited with 4: boom"):
         run_command_bench(failing, _here(tmp_path), tmp_path, env, URL, 1, tmp_path / "b.log")
+
+
+@pytest.mark.parametrize(
+    ("jsonl", "says"),
+    [
+        ("/dev/zero", "the bench's JSONL file /dev/zero is a device, not a regular file"),
+        ("fifo", "fifo is a pipe, not a regular file"),  # no writer: open blocked for ever
+        (".", "is a folder, not a regular file"),
+        ("other.jsonl", "other.jsonl has no record with a number at 'x' (numeric keys in it: y)"),
+    ],
+)
+def test_a_jsonl_file_that_holds_no_values_says_what_it_is(
+    jsonl: str, says: str, tmp_path: Path
+) -> None:
+    """/dev/zero was read until memory ran out; a file without the key was "the bench
+    command's output has no value", naming neither the file nor what it held."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "other.jsonl").write_text('{"y": 1}\n')
+    bench = BenchSection(
+        kind="command", metric="x", command="true", metric_jsonl=jsonl, metric_key="x"
+    )
+    with pytest.raises(BenchError, match=re.escape(says)):
+        run_command_bench(bench, _here(tmp_path), tmp_path, {}, URL, 1, tmp_path / "b.log")
 
 
 @pytest.mark.parametrize(

@@ -124,9 +124,9 @@ def test_unreadable_files_are_one_line(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     for path, says in [
         (tmp_path / "missing.txt", "No such file"),
-        (tmp_path, "is not a regular file"),
-        (Path("/dev/zero"), "is not a regular file"),
-        (tmp_path / "fifo", "is not a regular file"),
+        (tmp_path, "is a folder, not a regular file"),
+        (Path("/dev/zero"), "is a device, not a regular file"),
+        (tmp_path / "fifo", "is a pipe, not a regular file"),
         (tmp_path / "binary.txt", "is not UTF-8 text"),
     ]:
         with pytest.raises(PackageSetError, match=says):

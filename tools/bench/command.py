@@ -11,6 +11,7 @@ from typing import Protocol
 
 from tools.bench.output import parse_bench_serving_block
 from tools.bench.serving import BenchError, BenchResult, Metric, is_measurement
+from tools.bounded_read import NotAFile
 from tools.config import BenchSection
 from tools.errors import ToolError
 from tools.json_text import parse_json
@@ -88,6 +89,8 @@ def _from_jsonl(node: Shell, path: PurePath) -> dict[str, list[float]]:
     series: dict[str, list[float]] = {}
     try:
         lines = node.read_text(path).splitlines()
+    except NotAFile as e:
+        raise BenchError(f"the bench's JSONL file {e}") from None
     except (OSError, ToolError) as e:
         raise BenchError(
             f"cannot read the bench's JSONL file {path}: {getattr(e, 'strerror', None) or e}"
@@ -168,8 +171,15 @@ def run_command_bench(
         raise BenchError(f"bench command exited with {code}: {last}")
     series: dict[str, list[float]] = {}
     if bench.metric_jsonl and bench.metric_key and not bench.metric_regex:
-        series = _from_jsonl(node, cwd / places.fill(bench.metric_jsonl))
+        jsonl = cwd / places.fill(bench.metric_jsonl)
+        series = _from_jsonl(node, jsonl)
         values = series.pop(bench.metric_key, [])
+        if not values:
+            keys = ", ".join(sorted(series)[:6]) or "none"
+            raise BenchError(
+                f"the bench's JSONL file {jsonl} has no record with a number at "
+                f"{bench.metric_key!r} (numeric keys in it: {keys})"
+            )
     else:
         values, series = _values(bench, output)
     if not values:

@@ -15,8 +15,10 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePath
 from typing import Protocol
 
+from tools.bounded_read import read_regular
 from tools.config import TargetConfig
 from tools.folders import cache_dir
+from tools.limits import MAX_RESULT_BYTES
 from tools.proc.groups import start_group, stop_group
 from tools.proc.import_trace import (
     FLUSH,
@@ -151,7 +153,7 @@ class LocalNode:
             return code, output.read().decode(errors="replace")
 
     def read_text(self, path: PurePath) -> str:
-        return Path(path).read_text(errors="replace")
+        return read_regular(Path(path), MAX_RESULT_BYTES).decode(errors="replace")
 
     def traced_env(self, env: dict[str, str], cwd: PurePath) -> dict[str, str]:
         self.trace_dir.mkdir(parents=True, exist_ok=True)

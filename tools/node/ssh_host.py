@@ -18,9 +18,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from tools.bounded_read import check_regular, check_size
 from tools.config import HostSection
 from tools.digits import is_digits
 from tools.errors import ToolError
+from tools.limits import MAX_RESULT_BYTES
 
 _TOOLS = Path(__file__).parent.parent
 UPLOADS = {  # the node's copy of each, by its path under the cache folder (all side by side)
@@ -174,8 +176,10 @@ class SSHHost:
 
     def read_text(self, path: str) -> str:
         try:
+            check_regular(f"{path} on {self.endpoint.alias}", self.sftp.stat(path).st_mode or 0)
             with self.sftp.open(path) as f:
-                return f.read().decode(errors="replace")
+                data = check_size(path, f.read(MAX_RESULT_BYTES + 1), MAX_RESULT_BYTES)
+                return data.decode(errors="replace")
         except OSError as e:
             if not self.alive:
                 raise HostLost(f"connection to {self.endpoint.label} lost") from None

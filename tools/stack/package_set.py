@@ -12,7 +12,6 @@ file and line, never a guess.
 from __future__ import annotations
 
 import json
-import stat
 import subprocess
 import tomllib
 from pathlib import Path
@@ -22,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel
 
+from tools.bounded_read import NotAFile, read_regular
 from tools.errors import ToolError
 
 
@@ -54,22 +54,17 @@ def read_package_set(path: Path) -> PackageSet:
 
 
 def _text(path: Path) -> str:
-    """A regular file's text, read to a bound: a pipe (`<(pip freeze)`) is gone when a resumed
-    session reads it again, a FIFO with no writer blocks, /dev/zero never ends."""
+    """A regular file's text: a pipe (`<(pip freeze)`) is gone when a resumed session reads it
+    again, a FIFO with no writer blocks, /dev/zero never ends."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            raise PackageSetError(
-                f"{path} is not a regular file: a session reads its package sets again when "
-                "it is resumed; write the set to a file (pip freeze > good.txt)"
-            )
-        with path.open("rb") as f:
-            data = f.read(MAX_SET_BYTES + 1)
+        data = read_regular(path, MAX_SET_BYTES)
     except OSError as e:
         raise PackageSetError(f"cannot read the package set {path}: {_why(e)}") from None
-    if len(data) > MAX_SET_BYTES:
+    except NotAFile as e:
         raise PackageSetError(
-            f"{path} holds over {MAX_SET_BYTES >> 20} MB: not a package set (pip freeze output)"
-        )
+            f"{e}: a session reads its package sets again when it is resumed; write the set "
+            "to a file (pip freeze > good.txt)"
+        ) from None
     try:
         return data.decode("utf-8-sig")  # PowerShell's `pip freeze > f` writes a BOM
     except UnicodeDecodeError:
