@@ -10,7 +10,7 @@ import pytest
 from tests.node.sshd import Sshd
 from tools.bounded_read import NotAFile
 from tools.config import HostSection
-from tools.node.ssh_host import SSHHost
+from tools.node.ssh_host import HostError, SSHHost, resolve
 
 
 def test_a_device_or_a_folder_on_the_node_is_refused_by_what_it_is(
@@ -26,3 +26,12 @@ def test_a_device_or_a_folder_on_the_node_is_refused_by_what_it_is(
             host.read_text(str(tmp_path))
     finally:
         host.close()
+
+
+@pytest.mark.parametrize(
+    ("identity", "says"), [("/dev/zero", "is not a regular file"), ("/no/such/key", "not found")]
+)
+def test_an_identity_that_is_no_key_file_says_which(identity: str, says: str) -> None:
+    """/dev/zero was "not found"."""
+    with pytest.raises(HostError, match=f"identity file {identity} {says}"):
+        resolve(HostSection(ssh="u@127.0.0.1:22", identity=identity))

@@ -82,8 +82,10 @@ def resolve(host: HostSection) -> Endpoint:
     if not is_digits(number) or not 0 < int(number) < 65536:
         where = f"[host] ssh = {spec!r}" if port else f"~/.ssh/config's Port for {alias}"
         raise HostError(f"{where}: {number!r} is not a port (1 to 65535)")
-    if host.identity and not Path(host.identity).expanduser().is_file():
-        raise HostError(f"[host] identity file {host.identity} not found")
+    key = Path(host.identity).expanduser() if host.identity else None
+    if key is not None and not key.is_file():
+        why = "is not a regular file" if key.exists() else "not found"
+        raise HostError(f"[host] identity file {host.identity} {why}")
     return Endpoint(
         alias=alias,
         hostname=found.get("hostname", alias),
