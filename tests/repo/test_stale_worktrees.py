@@ -4,7 +4,10 @@ on a file system that cluster nodes share, another node's pid means nothing here
 from __future__ import annotations
 
 import socket
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import git, only_main_worktree
 from tools.repo.worktree import LOCK_REASON, reap_stale_worktrees
@@ -58,3 +61,22 @@ def test_a_worktree_add_killed_half_way_is_cleared(tmp_path: Path) -> None:
     assert reap_stale_worktrees(repo) == []
     assert not half.exists()
     assert only_main_worktree(repo)
+
+
+def test_a_worktree_git_refuses_to_add_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary folder was made before `git worktree add`, and left empty in the temp
+    folder when git refused (an object missing, a full disk)."""
+    import git as gitpython
+
+    from tools.repo.worktree import scratch_worktree
+
+    repo = _empty_repo(tmp_path)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    with pytest.raises(gitpython.GitCommandError), scratch_worktree(repo, "1" * 40, []):
+        pass
+    assert list(scratch.iterdir()) == []
+    only_main_worktree(repo)

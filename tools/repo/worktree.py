@@ -321,17 +321,21 @@ def _done_with(repo: git.Repo, path: Path) -> None:
 
 
 def _add(repo: git.Repo, sha: str) -> Path:
-    path = Path(tempfile.mkdtemp(prefix=PREFIX))
-    with _worktrees_of(repo):
-        repo.git.worktree(
-            "add",
-            "--detach",
-            "--lock",
-            "--reason",
-            f"{LOCK_REASON}{os.getpid()} on {socket.gethostname()}",
-            str(path),
-            sha,
-        )
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))  # 0700: the tree is the user's source
+    try:
+        with _worktrees_of(repo):
+            repo.git.worktree(
+                "add",
+                "--detach",
+                "--lock",
+                "--reason",
+                f"{LOCK_REASON}{os.getpid()} on {socket.gethostname()}",
+                str(path),
+                sha,
+            )
+    except BaseException:  # git refused (a full disk, a missing object) or we were stopped
+        shutil.rmtree(path, ignore_errors=True)
+        raise
     return path
 
 
