@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -51,8 +50,10 @@ def _run_job(target: Target, job: Job) -> tuple[Any, str | None, str, dict[str, 
 
     import ray
 
+    from tools.temp_folders import temp_folder
+
     node = f"{ray.get_runtime_context().get_node_id()[:8]}@{socket.gethostname()}"
-    folder = Path(tempfile.mkdtemp(prefix="debug-agent-job-"))
+    folder = temp_folder("job")
     try:
         out = folder / job.out.name
         result, retried = attempt(target, job.spec, out, job.options)

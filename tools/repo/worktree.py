@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.repo.filters import cached_filters, filter_environment
+from tools.temp_folders import temp_folder
 
 PREFIX = "debug-agent-wt-"
 LOCK_REASON = "debug-agent pid "
@@ -47,7 +48,7 @@ class GitError(ToolError):
 def own_folder(name: str) -> Path:
     """A folder of this process's own ("objects": its object store; "filters": the filter
     cache), made on first use, removed at exit."""
-    folder = Path(tempfile.mkdtemp(prefix=f"debug-agent-{name}-"))
+    folder = temp_folder(name)
     atexit.register(shutil.rmtree, folder, True)
     return folder
 

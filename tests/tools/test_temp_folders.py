@@ -1,0 +1,42 @@
+"""A process killed before its cleanup ran (SIGKILL, a Ray worker stopped with its cluster)
+left its git object store in the temp folder for good: the next process removes it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+MAKE = "from tools.temp_folders import temp_folder; print(temp_folder('objects'), flush=True)"
+
+
+def test_the_folders_of_a_killed_process_are_removed_by_the_next(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    killed = subprocess.Popen(
+        [sys.executable, "-c", MAKE + "; import time; time.sleep(60)"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert killed.stdout is not None
+    left = Path(killed.stdout.readline().strip())
+    others = [tmp_path / "debug-agent-wt-a1b2c3d4", tmp_path / "debug-agent-seed-lab-x1"]
+    for folder in others:  # not ours to judge: a worktree is reaped by its repository
+        folder.mkdir()
+    alive = tmp_path / f"debug-agent-objects-{os.getpid()}-live1234"
+    alive.mkdir()
+    (left / "pack").mkdir()
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()  # reaped: its pid is gone
+    assert left.is_dir() and left.name.startswith(f"debug-agent-objects-{killed.pid}-")
+    made = subprocess.run(
+        [sys.executable, "-c", MAKE], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    assert not left.exists()
+    assert all(folder.is_dir() for folder in [*others, alive])

@@ -1,0 +1,33 @@
+"""A process's temporary folders (its git object store, a cluster job's files), named for the
+pid that made them: a process killed before its cleanup ran (SIGKILL; a Ray worker stopped
+with its cluster) left them in the temp folder for good (836 object stores were found there).
+The next process that makes such a folder removes those whose maker is gone."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import psutil
+
+PREFIX = "debug-agent-"
+_NAMED = re.compile(rf"{PREFIX}[a-z]+-(\d+)-\w+")  # kind, pid, mkdtemp's random part
+
+
+def temp_folder(kind: str) -> Path:
+    """A new private folder (0700) in the temp folder, named for `kind` and this process."""
+    _remove_orphans()
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{kind}-{os.getpid()}-"))
+
+
+@functools.cache
+def _remove_orphans() -> None:
+    """Once a process: the folders of makers no longer running (others' are left alone)."""
+    for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        made = _NAMED.fullmatch(entry.name)
+        if made and not psutil.pid_exists(int(made[1])):
+            shutil.rmtree(entry, ignore_errors=True)
