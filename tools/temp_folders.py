@@ -1,7 +1,8 @@
 """A process's temporary folders (its git object store, a cluster job's files), named for the
 pid that made them: a process killed before its cleanup ran (SIGKILL; a Ray worker stopped
 with its cluster) left them in the temp folder for good (836 object stores were found there).
-The next process that makes such a folder removes those whose maker is gone."""
+The next process that makes such a folder removes those whose maker is gone. Standard library
+only: the node's helper runs it too (uploaded beside it)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-
-import psutil
 
 PREFIX = "debug-agent-"
 _NAMED = re.compile(rf"{PREFIX}[a-z]+-(\d+)-\w+")  # kind, pid, mkdtemp's random part
@@ -29,5 +28,15 @@ def _remove_orphans() -> None:
     """Once a process: the folders of makers no longer running (others' are left alone)."""
     for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         made = _NAMED.fullmatch(entry.name)
-        if made and not psutil.pid_exists(int(made[1])):
+        if made and not _running(int(made[1])):
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: running
+        return True
+    return True

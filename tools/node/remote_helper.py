@@ -30,9 +30,11 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-try:  # on the node it is uploaded beside this file
+try:  # on the node they are uploaded beside this file
     import group_keeper
+    import temp_folders
 except ModuleNotFoundError:
+    from tools import temp_folders
     from tools.proc import group_keeper
 
 DEAD_S = 20.0
@@ -124,7 +126,7 @@ class Supervisor:
         self.pending: list[dict] = []
         self.server: subprocess.Popen | None = None
         self.worktree: tuple[str, str] | None = None  # (repo, path)
-        self.run_dir = tempfile.mkdtemp(prefix="debug-agent-run-")
+        self.run_dir = str(temp_folders.temp_folder("run"))  # a killed helper's: removed later
 
     def pump(self, timeout: float) -> None:
         """Read what the agent sent; raise Gone at EOF or after DEAD_S without a byte."""

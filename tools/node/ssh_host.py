@@ -29,6 +29,7 @@ UPLOADS = {  # the node's copy of each, by its path under the cache folder (all 
     "remote_helper.py": _TOOLS / "node" / "remote_helper.py",
     "node_build.py": _TOOLS / "node" / "node_build.py",
     "group_keeper.py": _TOOLS / "proc" / "group_keeper.py",
+    "temp_folders.py": _TOOLS / "temp_folders.py",
     "hooks/sitecustomize.py": _TOOLS / "proc" / "hooks" / "sitecustomize.py",
 }
 REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home
