@@ -206,3 +206,31 @@ def test_a_text_change_too_big_for_a_patch_is_named_as_a_binary_one_is(
     assert note.startswith("table.py: a change of ") and "too big to travel in a patch" in note
     check = check_tree(repo, found, ["debug-agent.toml"])
     assert not check.ok and check.differ == ["A\ttable.py"]
+
+
+def test_changes_git_hides_are_candidates_and_a_sparse_checkouts_absence_is_not(
+    tmp_path: Path,
+) -> None:
+    """A modified file marked assume-unchanged (or skip-worktree, there on disk) was left out of
+    the bad state: the run measured "no regression" where the working tree had one. A file a
+    sparse checkout leaves off the disk (skip-worktree) is no deletion."""
+    repo = make_repo(tmp_path, {"slow.py": "x = 1\n", "cfg.py": "y = 1\n", "far.py": "z = 1\n"})
+    (repo / "slow.py").write_text("x = 2\n")
+    (repo / "cfg.py").write_text("y = 2\n")
+    (repo / "far.py").unlink()
+    sh(repo, "git", "update-index", "--assume-unchanged", "slow.py")
+    sh(repo, "git", "update-index", "--skip-worktree", "cfg.py", "far.py")
+    flags = sh(repo, "git", "ls-files", "-v")
+    assert sh(repo, "git", "status", "--porcelain") == ""  # git shows nothing
+
+    found = tree_changes(open_repo(repo), "good", own_paths(repo))
+    assert sorted((c.file, c.origin) for c in found.candidates) == [
+        ("cfg.py", "uncommitted"),
+        ("slow.py", "uncommitted"),
+    ]
+    assert check_tree(repo, found, own_paths(repo)).ok
+    from tools.node.remote_helper import state  # a node's tree: read by its helper, alike
+
+    patch = state(str(repo), "good")["patch"]
+    assert "+x = 2" in patch and "+y = 2" in patch and "far.py" not in patch
+    assert sh(repo, "git", "ls-files", "-v") == flags  # the user's index keeps its marks

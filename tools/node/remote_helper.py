@@ -32,10 +32,12 @@ from typing import Any, cast
 
 try:  # on the node they are uploaded beside this file
     import group_keeper
+    import hidden_changes
     import temp_folders
 except ModuleNotFoundError:
     from tools import temp_folders
     from tools.proc import group_keeper
+    from tools.repo import hidden_changes
 
 DEAD_S = 20.0
 LOCK_REASON = "debug-agent node pid "
@@ -45,11 +47,13 @@ class Gone(Exception):
     """The agent's side of the connection is gone."""
 
 
-def _git(repo: str, *args: str, env: dict | None = None) -> str:
-    done = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, env=env)
+def _git(repo: str, *args: str, env: dict | None = None, stdin: bytes | None = None) -> str:
+    done = subprocess.run(["git", "-C", repo, *args], input=stdin, capture_output=True, env=env)
     if done.returncode != 0:
-        raise RuntimeError((done.stderr.strip().splitlines() or ["git failed"])[-1])
-    return done.stdout
+        said = done.stderr.decode(errors="replace").strip().splitlines()
+        raise RuntimeError((said or ["git failed"])[-1])
+    # bytes as they are: a path that is not UTF-8 survives, a CRLF file's patch keeps its CRs
+    return done.stdout.decode(errors="surrogateescape")
 
 
 def _start(argv: list[str] | str, cwd: str, env: dict, output: int) -> subprocess.Popen:
@@ -306,6 +310,10 @@ def state(repo: str, good: str) -> dict:
             # the index was written
             shutil.copy2(os.path.join(root, index), copy)
         env = {**os.environ, "GIT_INDEX_FILE": copy}
+        listing = _git(root, *hidden_changes.LISTING, env=env)
+        for flag, paths in hidden_changes.hidden_changes(listing, root).items():
+            names = hidden_changes.nul_separated(paths)
+            _git(root, "update-index", flag, "-z", "--stdin", env=env, stdin=names)
         _git(root, "add", "--intent-to-add", "--all", env=env)
         patch = _git(root, "diff", "--binary", sha, env=env)
     return {"root": root, "sha": sha, "patch": patch}

@@ -30,6 +30,7 @@ UPLOADS = {  # the node's copy of each, by its path under the cache folder (all 
     "node_build.py": _TOOLS / "node" / "node_build.py",
     "group_keeper.py": _TOOLS / "proc" / "group_keeper.py",
     "temp_folders.py": _TOOLS / "temp_folders.py",
+    "hidden_changes.py": _TOOLS / "repo" / "hidden_changes.py",
     "hooks/sitecustomize.py": _TOOLS / "proc" / "hooks" / "sitecustomize.py",
 }
 REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home

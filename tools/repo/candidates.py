@@ -209,7 +209,6 @@ def tree_changes(repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,))
     good_sha = resolve_ref(repo, good)
     listed, lost = untracked_paths(repo.git, own)
     skip = excluding([*own, *lost])
-    uncommitted = _changed_lines(_parse(_diff(repo, "HEAD"), "HEAD"))
     untracked = set(listed)
     found = CandidateSet(
         repo=str(repo.working_tree_dir),
@@ -222,7 +221,8 @@ def tree_changes(repo: git.Repo, good: str, own: Sequence[str] = (CONFIG_NAME,))
             for p in lost
         ],
     )
-    with scratch_index(repo):
+    with scratch_index(repo):  # where a file's changes git hides are shown too
+        uncommitted = _changed_lines(_parse(_diff(repo, "HEAD"), "HEAD"))
         add_paths(repo.git, listed, "--intent-to-add")
         text = _diff(repo, good_sha, "-U3", "--", ".", *skip)
         by_path: dict[str, list[PatchedFile]] = {}

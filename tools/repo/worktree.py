@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.repo.filters import cached_filters, filter_environment
+from tools.repo.hidden_changes import LISTING, hidden_changes, nul_separated
 from tools.temp_folders import temp_folder
 
 PREFIX = "debug-agent-wt-"
@@ -139,7 +140,18 @@ def scratch_index(repo: git.Repo) -> Iterator[None]:
             # ("racily clean") by comparing with the index file's own mtime
             shutil.copy2(real, copy)
         with repo.git.custom_environment(GIT_INDEX_FILE=str(copy)):
+            _unhide_changes(repo)
             yield
+
+
+def _unhide_changes(repo: git.Repo) -> None:
+    """Changes git hides (tools/repo/hidden_changes.py) shown in the index copy."""
+    listing = repo.git.execute(["git", *LISTING], strip_newline_in_stdout=False)
+    for flag, paths in hidden_changes(str(listing), str(repo.working_tree_dir)).items():
+        with tempfile.TemporaryFile() as names:
+            names.write(nul_separated(paths))
+            names.seek(0)
+            repo.git.update_index(flag, "-z", "--stdin", istream=names)
 
 
 def literal(paths: Sequence[str]) -> list[str]:
