@@ -199,6 +199,7 @@ class LLMSection(_Section):
     max_cost: float | None = Field(default=None, gt=0)
     usd_per_mtok_in: float = Field(default=0.0, ge=0)
     usd_per_mtok_out: float = Field(default=0.0, ge=0)
+    timeout_s: float = Field(default=120.0, gt=0, le=MAX_SECONDS)  # one unanswered: not asked again
 
 
 class HostSection(_Section):

@@ -32,6 +32,10 @@ class Reply(BaseModel):
 class ModelError(ToolError):
     """The endpoint failed (HTTP error, timeout, refusal); the reasoner records and recovers."""
 
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable  # no answer at all (timed out, refused): not asked again
+
 
 class ChatModel(Protocol):
     name: str
@@ -62,6 +66,13 @@ class OpenAIModel:
                 )
         except openai.APIStatusError as e:
             raise ModelError(f"the model endpoint answered HTTP {e.status_code}") from None
+        except openai.APITimeoutError:
+            raise ModelError(
+                f"the model endpoint gave no answer in {self.timeout_s:g} s", unreachable=True
+            ) from None
+        except openai.APIConnectionError as e:
+            reason = f"the model endpoint cannot be reached: {e}"
+            raise ModelError(reason, unreachable=True) from None
         except openai.APIError as e:
             raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from None
         if not answer.choices:

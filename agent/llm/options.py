@@ -55,7 +55,9 @@ class LLMOptions(BaseModel):
         model: ChatModel = (
             replay_model(self.replay)
             if self.replay is not None
-            else OpenAIModel(self.base_url, self.model or "", self.api_key)
+            else OpenAIModel(
+                self.base_url, self.model or "", self.api_key, timeout_s=config.llm.timeout_s
+            )
         )
         return LLMReasoner(
             model,

@@ -135,8 +135,11 @@ class LLMReasoner:
         self.max_cost = max_cost
         self.price = price_per_mtok
         self.usage = Usage()
+        self.unreachable: str | None = None  # why the model is not asked again, once it is
 
     def _spent(self) -> str | None:
+        if self.unreachable:
+            return self.unreachable
         if self.usage.calls >= self.max_calls:
             return f"--max-llm-calls {self.max_calls} reached"
         if self.max_cost is not None and self.usage.cost >= self.max_cost:
@@ -148,10 +151,13 @@ class LLMReasoner:
         try:
             reply = self.model.complete(messages, tools or [SET_PRIORS])
         except ModelError as e:
+            if e.unreachable:  # each further call would wait as long again, for nothing
+                self.unreachable = f"{e}: not asked again"
             self.log(
                 "hypothesize",
                 "error",
-                f"model call failed: {e}; trying again",
+                f"model call failed: {e}; "
+                + ("the rules reasoner goes on alone" if e.unreachable else "trying again"),
                 model=self.model.name,
             )
             return None
@@ -190,7 +196,7 @@ class LLMReasoner:
                 self.log(
                     "hypothesize",
                     "error",
-                    f"LLM budget spent ({spent}): the rules reasoner's priors stand",
+                    f"the model is not asked ({spent}): the rules reasoner's priors stand",
                 )
                 return None
             reply = self._call(messages)

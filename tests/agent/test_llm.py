@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -235,3 +236,20 @@ def test_the_model_picks_among_the_planners_experiments(scripted_endpoint, tmp_p
     assert [c["id"] for c in result["culprits"]] == [CULPRIT]
     events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "the model chose option 2: rule out the NCCL patches first" in events
+
+
+def test_an_endpoint_that_never_answers_is_asked_once(tmp_path: Path) -> None:
+    """An endpoint that takes connections and never answers was asked again and again, each
+    call waiting its whole timeout: a 6-second investigation took over a quarter of an hour."""
+    from tools.lab.create import create_lab
+
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    with (lab / "debug-agent.toml").open("a") as config:
+        config.write("\n[llm]\ntimeout_s = 1\n")
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # the kernel accepts; none answers
+        result = _investigate(lab, f"http://127.0.0.1:{silent.getsockname()[1]}/v1")
+    assert result["status"] == "confirmed"
+    events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert events.count("model call failed") == 1, events
+    assert "gave no answer in 1 s; the rules reasoner goes on alone" in events
