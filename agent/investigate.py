@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from agent.llm.options import LLMOptions
 from agent.rest_of_range import MAX_SEARCHES, MIN_LAUNCHES, joined, rest_after
@@ -23,6 +24,7 @@ from tools.folders import sessions_root, state_dir, writable_dir
 from tools.lab.create import remove_lab
 from tools.repo.candidates import open_repo
 from tools.repo.target import target_repo
+from tools.visible import visible
 
 
 def investigate(
@@ -215,7 +217,7 @@ def _print_result(result: dict, console: Console, as_json: bool) -> None:
     else:
         console.print(
             f"[bold]{result['status']}[/bold] after {result['launches']} launches; "
-            f"report: {result['session_dir']}/report.md"
+            f"report: {escape(visible(str(result['session_dir'])))}/report.md"
         )
         for rest in result.get("rest", []):
             console.print(

@@ -321,7 +321,7 @@ def target_or_seed_lab(
     a temporary folder); and the lab's name (None for a configured target)."""
     config = cwd / CONFIG_NAME if (cwd / CONFIG_NAME).exists() else at_repo_root(cwd, CONFIG_NAME)
     if config is not None:  # here, or at the root of the repository (run in a subfolder)
-        console.print(f"Investigating the target in {config}.")
+        console.print(f"Investigating the target in {escape(visible(str(config)))}.")
         return config.parent, None
     from tools.lab.create import create_lab
 

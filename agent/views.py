@@ -8,12 +8,16 @@ from contextlib import contextmanager
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from tools.experiment import ExperimentResult
 from tools.proc.worker_env import WorkerEnv
 from tools.repo.candidates import CandidateSet
+from tools.visible import visible
 
-console = Console()
+# markup off: what is printed is data (file names, log lines, paths), and "[/x]" in a folder's
+# name was a MarkupError; control characters are shown by `visible`, never obeyed
+console = Console(markup=False, highlight=False)
 
 
 def candidates_table(cands: CandidateSet) -> None:
@@ -25,7 +29,7 @@ def candidates_table(cands: CandidateSet) -> None:
             where, delta = f"{c.file} {c.header}", f"+{c.added} -{c.removed}"
         else:
             where, delta = f"{c.name}", f"{c.good!r} -> {c.bad!r}"
-        table.add_row(c.id, c.kind, where, delta, c.origin)
+        table.add_row(*map(visible, (c.id, c.kind, where, delta, c.origin)))
     console.print(table)
 
 
@@ -103,8 +107,11 @@ def experiment_summary(result: ExperimentResult) -> None:
     )
     m = result.metric
     console.print(
-        f"[bold]{m.name}[/bold] median {m.median:.2f} {m.unit} over {len(m.samples)} "
-        f"samples, {result.launches} launch(es) — {state}"
+        Text.assemble(
+            (m.name, "bold"),
+            f" median {m.median:.2f} {m.unit} over {len(m.samples)} samples, "
+            f"{result.launches} launch(es) — {visible(state)}",
+        )
     )
     values = ", ".join(f"{v:.2f}" for v in m.samples[:16])
     console.print(f"  samples: {values}{' …' if len(m.samples) > 16 else ''}")
@@ -118,7 +125,7 @@ def experiment_summary(result: ExperimentResult) -> None:
     console.print(table)
     for line in env_arrival_lines(result.worker_env, prefix="NCCL_"):
         console.print("  " + line)
-    console.print(f"  server log: {result.log}")
+    console.print(f"  server log: {visible(result.log)}")
 
 
 def env_arrival_lines(report: WorkerEnv, prefix: str) -> list[str]:
@@ -145,9 +152,10 @@ def worker_env_table(report: WorkerEnv, only: list[str]) -> None:
     for name in names:
         table.add_column(name)
     for proc in report.processes:
-        table.add_row(str(proc.pid), proc.role, *[proc.env.get(n, "-") for n in names])
+        values = [visible(proc.env.get(n, "-")) for n in names]
+        table.add_row(str(proc.pid), proc.role, *values)
     console.print(table)
-    console.print(f"source: {report.source}")
+    console.print(f"source: {visible(report.source)}")
 
 
 SHOWN_ARGS = {
@@ -188,14 +196,14 @@ def log_summary(path: object, parsed: dict) -> None:
     args = parsed.get("server_args") or {}
     server = parsed.get("server") or {}
     keys = SHOWN_ARGS["vllm" if server.get("server") == "vllm" else "sglang"]
-    console.print(f"[bold]{path}[/bold]")
+    console.print(visible(str(path)), style="bold")
     if server.get("server"):
-        console.print(server_line(server))
+        console.print(visible(server_line(server)))
     shown = [k for k in keys if k in args]
     if args:
         console.print(
             "server_args: "
-            + ", ".join(f"{k}={args[k]!r}" for k in shown)
+            + visible(", ".join(f"{k}={args[k]!r}" for k in shown))
             + f" (+{len(args) - len(shown)} more keys)"
         )
     else:
@@ -218,8 +226,7 @@ def log_summary(path: object, parsed: dict) -> None:
             f"line {spec['line']})"
         )
     if parsed.get("bench"):
-        console.print(f"bench: {parsed['bench']}")
+        console.print(f"bench: {visible(str(parsed['bench']))}")
     for error in (parsed.get("errors") or [])[:10]:
-        console.print(
-            f"[red]error[/red] line {error['line']} ({error['kind']}): {error['message']}"
-        )
+        said = f" line {error['line']} ({error['kind']}): {error['message']}"
+        console.print(Text.assemble(("error", "red"), visible(said)))

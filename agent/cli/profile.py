@@ -121,13 +121,16 @@ def profile(
 
 
 def _print(found: dict, k: float) -> None:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     from agent.views import console
+    from tools.visible import visible
 
     m = found["metric"]
-    console.print(f"[bold]{m['name']}[/bold] {m['median']:.3g} {m['unit']} (one profiled launch)")
+    console.print(
+        Text.assemble((m["name"], "bold"), f" {m['median']:.3g} {m['unit']} (one profiled launch)")
+    )
     from agent.profile.time_moved import KINDS
 
     for key, title, _, _ in KINDS:
@@ -139,13 +142,13 @@ def _print(found: dict, k: float) -> None:
             table.add_column(column, overflow="fold")
         for row in times["top"]:
             table.add_row(
-                escape(row["function"]),  # "[kernel] …" is text, not markup
+                visible(row["function"]),  # the console reads no markup: "[kernel] …" is text
                 f"{row['self_per_unit'] * k:.3g}",
                 f"{row['self_share']:.0%}",
                 f"{row['inclusive_share']:.0%}",
             )
         console.print(table)
-        console.print(f"  stacks: {escape(times['folded'])}")
+        console.print(f"  stacks: {visible(times['folded'])}")
     if found["torch_profiler"]:
-        console.print(f"  torch profiler: {escape(found['torch_profiler'])}")
-    console.print(f"  server log: {escape(found['log'])}")
+        console.print(f"  torch profiler: {visible(found['torch_profiler'])}")
+    console.print(f"  server log: {visible(found['log'])}")

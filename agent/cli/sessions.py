@@ -58,12 +58,15 @@ def sessions(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sessions in {_root(directory)}")
+    from tools.visible import visible
+
+    table = Table(title=visible(f"sessions in {_root(directory)}"))
     for col in ("id", "date", "target", "symptom", "status", "launches"):
         table.add_column(col, overflow="fold", no_wrap=col == "id")
     for s in found:
-        table.add_row(s.id, s.date, s.target, s.symptom, s.status, str(s.launches))
-    Console().print(table)
+        cells = (s.id, s.date, s.target, s.symptom, s.status, str(s.launches))
+        table.add_row(*map(visible, cells))
+    Console(markup=False, highlight=False).print(table)  # a path with "[/x]" is no markup
 
 
 @sessions_app.command("prune")

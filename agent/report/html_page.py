@@ -15,6 +15,7 @@ from agent.sessions import final_state
 from agent.state import InvestigationState
 from agent.stats import pooled_noise
 from tools.own_files import replace_text
+from tools.visible import visible
 
 
 def _chart_svg(state: InvestigationState) -> str:
@@ -155,5 +156,5 @@ after the fix {fmt(m.after_fix)} {html.escape(state.unit)}
 def write_html(session: Path) -> Path:
     state = final_state(session, "has no final state (it did not finish)")
     out = session / "report.html"
-    replace_text(out, render(state))
+    replace_text(out, visible(render(state)))  # a file name's escapes shown, not obeyed
     return out

@@ -96,6 +96,8 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
         sh(lab, "git", "config", f"filter.count.{direction}", f"echo {direction} %f >> {runs}; cat")
     # untracked, so git add writes its blob; its name clears the screen if a terminal obeys it
     (lab / "new\x1b[2Jmodule.py").write_text("X = 1\n")
+    # a right-to-left override: "evil\u202ecs.py" displays as "evilyp.sc"
+    (lab / "evil\u202ecs.py").write_text("Y = 1\n")
     before = _objects(lab / ".git")
     temp, state = tmp_path / "tmp", tmp_path / "state"
     temp.mkdir()
@@ -108,6 +110,11 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     report = (Path(result["session_dir"]) / "report.md").read_text()
     assert "\x1b" not in done.stderr and "\x1b" not in report
     assert "new\\x1b[2Jmodule.py" in report  # shown, not obeyed
+    html = run_cli("report", result["session_dir"], "--html", env={"XDG_STATE_HOME": str(state)})
+    page = Path(html.stdout.strip()).read_text()
+    assert "\u202e" not in done.stderr
+    for shown in (report, page):
+        assert "\u202e" not in shown and "evil\\u202ecs.py" in shown
     # `sessions` run in the repository lists it (it once looked in ./sessions and said nothing)
     listed = run_cli(
         "sessions", cwd=lab, env={"DEBUG_AGENT_SESSIONS_DIR": "", "XDG_STATE_HOME": str(state)}
@@ -336,3 +343,30 @@ def test_relative_state_folders_never_put_a_session_in_the_users_tree(tmp_path: 
     env["DEBUG_AGENT_SESSIONS_DIR"] = "../elsewhere"
     done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(done.stdout)["session_dir"].startswith(str(tmp_path / "elsewhere"))
+
+
+def test_paths_that_look_like_rich_markup_are_printed_as_they_are(tmp_path: Path) -> None:
+    """A folder named "p[/q]" made every investigation there an internal error (rich read the
+    config's path as a closing tag), and `diff`, `logs parse` and the sessions table too."""
+    lab = tmp_path / "p[/q]" / "lab"
+    create_lab("seed", lab)
+    (lab / "d[").mkdir()
+    (lab / "s[").mkdir()
+    (lab / "d[/x].py").write_text("X = 1\n")  # untracked: a candidate named "d[/x].py"
+    (lab / "s[/t].log").write_text("[2026-12-07 10:00:00] INFO [/t] started\n")
+    state = {"XDG_STATE_HOME": str(tmp_path / "state"), "DEBUG_AGENT_SESSIONS_DIR": ""}
+    done = investigate_seed(lab, "--max-launches", "2", env=state)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for args in (["diff"], ["logs", "parse", "s[/t].log"]):
+        shown = run_cli(*args, cwd=lab)
+        assert shown.returncode == 0 and "internal error" not in shown.stderr, shown.stderr
+    assert "d[/x].py" in run_cli("diff", cwd=lab).stdout
+    table = subprocess.run(  # a table on a terminal only
+        ["script", "-qec", f"{sys.executable} -m agent sessions", "/dev/null"],
+        cwd=lab,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **state, "COLUMNS": "200"},
+    )
+    assert "internal error" not in table.stdout and "p[/q]" in table.stdout, table.stdout
