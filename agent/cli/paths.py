@@ -11,6 +11,7 @@ import typer
 from agent.cli.tools import JsonOpt, ServerOpt, check_log, load_target, server_name
 from tools.errors import ToolError
 from tools.log_file import read_log
+from tools.visible import visible
 
 if TYPE_CHECKING:
     from tools.code_paths.evidence import PathsReport
@@ -72,9 +73,9 @@ def paths(
             f"{', '.join(serving.backends) or 'unknown'}"
         )
     for verdict in report.files:
-        typer.echo(f"{verdict.status:>7}  {verdict.path}")
+        typer.echo(f"{verdict.status:>7}  {visible(verdict.path)}")  # a name's escapes shown
         for evidence in verdict.evidence:
-            typer.echo(f"         - {evidence}")
+            typer.echo(f"         - {visible(evidence)}")
 
 
 def _classify(

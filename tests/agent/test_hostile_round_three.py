@@ -361,6 +361,10 @@ def test_paths_that_look_like_rich_markup_are_printed_as_they_are(tmp_path: Path
         shown = run_cli(*args, cwd=lab)
         assert shown.returncode == 0 and "internal error" not in shown.stderr, shown.stderr
     assert "d[/x].py" in run_cli("diff", cwd=lab).stdout
+    (lab / "evil\u202ecs.py").write_text("Y = 1\n")  # shown as written, not right to left
+    for args in (["diff"], ["paths"]):
+        listed = run_cli(*args, cwd=lab).stdout
+        assert "evil\\u202ecs" in listed and "\u202e" not in listed, listed
     table = subprocess.run(  # a table on a terminal only
         ["script", "-qec", f"{sys.executable} -m agent sessions", "/dev/null"],
         cwd=lab,
