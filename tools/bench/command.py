@@ -108,6 +108,18 @@ def _from_jsonl(node: Shell, path: PurePath) -> dict[str, list[float]]:
     return series
 
 
+def _key_values(series: dict[str, list[float]], key: str, jsonl: PurePath) -> list[float]:
+    """The metric's values, taken out of `series`; a file without them names what it holds."""
+    values = series.pop(key, [])
+    if not values:
+        keys = ", ".join(sorted(series)[:6]) or "none"
+        raise BenchError(
+            f"the bench's JSONL file {jsonl} has no record with a number at {key!r} "
+            f"(numeric keys in it: {keys})"
+        )
+    return values
+
+
 def _unit(name: str) -> str:
     """A unit for a JSONL key beside the bench's metric, by the names benches use."""
     if name.endswith("_ms"):
@@ -171,15 +183,8 @@ def run_command_bench(
         raise BenchError(f"bench command exited with {code}: {last}")
     series: dict[str, list[float]] = {}
     if bench.metric_jsonl and bench.metric_key and not bench.metric_regex:
-        jsonl = cwd / places.fill(bench.metric_jsonl)
-        series = _from_jsonl(node, jsonl)
-        values = series.pop(bench.metric_key, [])
-        if not values:
-            keys = ", ".join(sorted(series)[:6]) or "none"
-            raise BenchError(
-                f"the bench's JSONL file {jsonl} has no record with a number at "
-                f"{bench.metric_key!r} (numeric keys in it: {keys})"
-            )
+        series = _from_jsonl(node, cwd / places.fill(bench.metric_jsonl))
+        values = _key_values(series, bench.metric_key, cwd / places.fill(bench.metric_jsonl))
     else:
         values, series = _values(bench, output)
     if not values:
