@@ -89,6 +89,11 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
     hook = lab / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\necho '# touched by a hook' >> README.md\n")
     hook.chmod(0o755)
+    # a file-system monitor (watchman's hook, as `git config core.fsmonitor` names it)
+    monitor = tmp_path / "fsmonitor"
+    monitor.write_text(f"#!/bin/sh\necho run >> {tmp_path / 'monitor-runs'}\nexit 1\n")
+    monitor.chmod(0o755)
+    sh(lab, "git", "config", "core.fsmonitor", str(monitor))
     # a clean/smudge filter on every .py file once ran for each file of every scratch tree
     runs = tmp_path / "filter-runs"
     (lab / ".git" / "info" / "attributes").write_text("*.py filter=count\n")
@@ -125,6 +130,7 @@ def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> Non
         (lab / ".git" / "worktrees").iterdir()
     )
     assert list(temp.iterdir()) == []  # no lock file, no object store, no scratch tree left
+    assert not (tmp_path / "monitor-runs").exists()
     # once per file state: a file's good and bad content, each cleaned and smudged once
     counts = Counter(runs.read_text().splitlines())
     assert counts and max(counts.values()) <= 2, counts.most_common(3)

@@ -56,14 +56,16 @@ def own_folder(name: str) -> Path:
 
 def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
     """The environment for git commands of ours on a repository whose shared folder (`.git`)
-    is `common_dir`: no hooks, new objects in our own store, the user's read as an alternate,
+    is `common_dir`: no hooks or monitor, new objects in our own store, the user's read as an alternate,
     the user's clean and smudge filters run once per file state (tools/repo/filters.py)."""
     count = int(os.environ.get("GIT_CONFIG_COUNT", "").strip() or 0)  # " 1": as git reads it
     alternates = [str(Path(common_dir).resolve() / "objects")]
     if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
         alternates.append(os.environ["GIT_ALTERNATE_OBJECT_DIRECTORIES"])
     filters = cached_filters(str(common_dir))
-    settings = {"core.hooksPath": os.devnull, **filters}
+    # no hooks, and no file-system monitor: core.fsmonitor names a hook program (watchman's) or
+    # starts a daemon, the user's setup running in trees that are not the user's
+    settings = {"core.hooksPath": os.devnull, "core.fsmonitor": "false", **filters}
     env = {
         "GIT_CONFIG_COUNT": str(count + len(settings)),
         "GIT_OBJECT_DIRECTORY": str(own_folder("objects")),
