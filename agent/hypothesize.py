@@ -17,7 +17,14 @@ import git
 from agent.priors import prior
 from agent.profile.controls import control_priors
 from agent.profile.ties import Tie, profile_priors
-from agent.relevance import NEVER_LOADED, Relevance, assess, env_arrival, ray_copy_note
+from agent.relevance import (
+    NEVER_LOADED,
+    Relevance,
+    assess,
+    env_arrival,
+    ray_copy_note,
+)
+from agent.shared_priors import share_existence_priors
 from agent.state import Hypothesis, InvestigationState, Link
 from tools.code_paths.dependencies import dependencies
 from tools.proc.worker_env import WorkerEnv
@@ -75,6 +82,7 @@ def _verdicts(
     }
     if b is not None and b.narrowed:
         _untraced_files(verdicts, state, repo, root, b.range_good_sha)
+    share_existence_priors(verdicts, {c.id: c.file for c in hunks if c.file})
     links = [Link(**link.model_dump()) for link in dependencies(hunks, good, bad).links]
     requires = facts.requires
     pins = package_links(state.candidates, requires.get("bad", {}), requires.get("good", {}))

@@ -146,8 +146,11 @@ def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
         reason=f"{change} but never opened while the {state} state ran (its existence alone "
         "could matter)",
         evidence=evidence,
-        prior_factor=0.2,
+        prior_factor=EXISTENCE_FACTOR,
     )
+
+
+EXISTENCE_FACTOR = 0.2  # a file added or deleted, never opened: only its existence can matter
 
 
 @lru_cache(maxsize=32)

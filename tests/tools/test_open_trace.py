@@ -67,16 +67,20 @@ def _library(tmp_path: Path) -> Path:
 
 def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
     repo = _library(tmp_path)
+    for number in range(300):  # an untracked folder of many files (a venv, node_modules)
+        (repo / "data" / f"part-{number}.csv").write_text(f"{number}\n")
     (repo / "debug-agent.toml").write_text(config())
     result = investigate(repo)
     assert result["status"] == "confirmed", result["notes"]
     assert [c["file"] for c in result["culprits"]] == ["src/mylib/tuning.json"]
     dropped = {d["file"]: d["reason"] for d in result["dropped"]}
     assert dropped == {"docs/notes.md": "file never opened"}, dropped
-    # the tuning file first (the added CSV weighs a fifth): revert, apply, and the references
+    # the tuning file first (the added CSVs weigh a fifth of one file, together: each alone,
+    # their 301 fifths were searched first): revert, apply, and the references
     assert result["launches"] == 6, result["launches"]
     transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
     assert "conditions; added but never opened while the bad state ran (its existence" in transcript
+    assert "one of 301 files in data/ that can matter by their existence alone" in transcript
 
 
 def test_a_data_file_read_in_the_users_checkout_is_kept_and_named(tmp_path: Path) -> None:
