@@ -126,15 +126,25 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
         ]
     if r.dropped:
         lines += ["## Dropped without a launch", ""]
-        for d in r.dropped:
+        for d in r.dropped[:LISTED]:
             lines += _bullets(f"- **{d.candidate}**: {d.reason}", d.evidence)
-        lines.append("")
+        lines += _rest(len(r.dropped), "dropped")
     if r.cleared:
         lines += ["## Cleared by experiment", ""]
-        for cleared in r.cleared:
+        for cleared in r.cleared[:LISTED]:
             lines += _bullets(f"- **{cleared.candidate}**", cleared.evidence)
-        lines.append("")
+        lines += _rest(len(r.cleared), "cleared")
     return lines
+
+
+LISTED = 40  # candidates listed with their evidence; 20,000 made a report of 10 MB
+
+
+def _rest(count: int, what: str) -> list[str]:
+    more = count - LISTED
+    if more <= 0:
+        return [""]
+    return [f"- … and {more} more {what}, each with its evidence in result.json", ""]
 
 
 def _reproduction_lines(r: InvestigationResult) -> list[str]:
