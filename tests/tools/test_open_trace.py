@@ -82,7 +82,7 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
     assert "conditions; added but never opened while the bad state ran (its existence" in transcript
     assert "one of 301 files in data/ that can matter by their existence alone" in transcript
     report = Path(result["session_dir"], "report.md").read_text()  # 40 listed, then a count
-    assert report.count("was not opened by any process") == 40
+    assert report.count("was not opened by any process") == 1 + 40  # notes.md, 40 CSVs
     assert "- … and 261 more cleared, each with its evidence in result.json" in report
 
 
