@@ -3,6 +3,7 @@ reads as the method."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 Log = Callable[..., None]
 
 
+BULK = 1000  # untracked files in one top folder past which it is named (a venv, node_modules)
+
+
 def candidates(state: InvestigationState, good: str, log: Log) -> None:
     log(
         "gather",
@@ -27,6 +31,18 @@ def candidates(state: InvestigationState, good: str, log: Log) -> None:
         f"diff against {good}: {len(state.candidates)} candidates",
         candidates=[c.summary() for c in state.candidates],
     )
+    untracked = Counter(
+        (c.file or "").partition("/")[0] for c in state.candidates if c.origin == "untracked"
+    )
+    for folder, count in sorted(untracked.items()):
+        if count >= BULK and folder:
+            log(
+                "gather",
+                "thought",
+                f"{folder}/ holds {count} untracked files, each a candidate carried into every "
+                "launch's tree (and slowing each): if the server never reads them, list the "
+                "folder in .gitignore or .git/info/exclude",
+            )
 
 
 def facts(state: InvestigationState, config: Variant, launch: Launch, log: Log) -> None:

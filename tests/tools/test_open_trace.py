@@ -67,7 +67,7 @@ def _library(tmp_path: Path) -> Path:
 
 def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -> None:
     repo = _library(tmp_path)
-    for number in range(300):  # an untracked folder of many files (a venv, node_modules)
+    for number in range(1000):  # an untracked folder of many files (a venv, node_modules)
         (repo / "data" / f"part-{number}.csv").write_text(f"{number}\n")
     (repo / "debug-agent.toml").write_text(config())
     result = investigate(repo)
@@ -76,14 +76,15 @@ def test_data_files_nobody_opened_are_dropped_or_searched_last(tmp_path: Path) -
     dropped = {d["file"]: d["reason"] for d in result["dropped"]}
     assert dropped == {"docs/notes.md": "file never opened"}, dropped
     # the tuning file first (the added CSVs weigh a fifth of one file, together: each alone,
-    # their 301 fifths were searched first): revert, apply, and the references
+    # their 1001 fifths were searched first): revert, apply, and the references
     assert result["launches"] == 6, result["launches"]
     transcript = Path(result["session_dir"], "transcript.jsonl").read_text()
     assert "conditions; added but never opened while the bad state ran (its existence" in transcript
-    assert "one of 301 files in data/ that can matter by their existence alone" in transcript
+    assert "one of 1001 files in data/ that can matter by their existence alone" in transcript
+    assert "data/ holds 1001 untracked files, each a candidate carried into" in transcript
     report = Path(result["session_dir"], "report.md").read_text()  # 40 listed, then a count
     assert report.count("was not opened by any process") == 1 + 40  # notes.md, 40 CSVs
-    assert "- … and 261 more cleared, each with its evidence in result.json" in report
+    assert "- … and 961 more cleared, each with its evidence in result.json" in report
 
 
 def test_a_data_file_read_in_the_users_checkout_is_kept_and_named(tmp_path: Path) -> None:
