@@ -124,12 +124,12 @@ def _not_opened(c: Candidate, facts: Facts) -> Relevance | None:
     if trace is None:
         return None
     opens = trace.opens
-    if c.file not in opens.watched or c.file in opens.opened + opens.in_checkout:
+    if c.file not in opens.watched_set or c.file in opens.read_set:
         return None  # not watched, opened, or read in the user's checkout (gather says so)
     # the watch must have seen the launch's opens: each watched file it imported was opened
     # (not so when the launch ran elsewhere, on a shared file system, say)
-    controls = [f for f in opens.watched if f.endswith(".py") and trace.imported(f)]
-    if not controls or not set(controls) <= set(opens.opened):
+    controls = trace.open_controls
+    if not controls:
         return None
     evidence = [
         f"{c.file} was not opened by any process while the {state} state ran (inotify watch "

@@ -18,6 +18,7 @@ import posixpath
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -29,6 +30,19 @@ class OpenTrace(BaseModel):
     # changed files opened in the user's checkout instead (an absolute path in a config, say):
     # what the scratch tree holds does not change what the launch reads there
     in_checkout: list[str] = []
+
+    @cached_property
+    def watched_set(self) -> frozenset[str]:
+        return frozenset(self.watched)
+
+    @cached_property
+    def opened_set(self) -> frozenset[str]:
+        return frozenset(self.opened)
+
+    @cached_property
+    def read_set(self) -> frozenset[str]:
+        """Opened in the scratch tree or in the user's checkout."""
+        return frozenset(self.opened + self.in_checkout)
 
 
 class Watch:

@@ -56,8 +56,8 @@ def own_folder(name: str) -> Path:
 
 def isolation(common_dir: str | os.PathLike[str]) -> dict[str, str]:
     """The environment for git commands of ours on a repository whose shared folder (`.git`)
-    is `common_dir`: no hooks or monitor, new objects in our own store, the user's read as an alternate,
-    the user's clean and smudge filters run once per file state (tools/repo/filters.py)."""
+    is `common_dir`: no hooks or monitor, new objects in our own store, the user's read as an
+    alternate, the user's clean and smudge filters run once per file state (filters.py)."""
     count = int(os.environ.get("GIT_CONFIG_COUNT", "").strip() or 0)  # " 1": as git reads it
     alternates = [str(Path(common_dir).resolve() / "objects")]
     if os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES"):
