@@ -52,7 +52,7 @@ def start(state: InvestigationState) -> None:
     cid = _culprit(state)
     if cid is None or state.releases is not None:
         return
-    c = next(c for c in state.candidates if c.id == cid)
+    c = state.candidate(cid)
     assert c.name and c.good and c.bad and c.releases is not None
     reverted = config_key(all_ids(state) - {cid})
     states = [RangeState(sha=c.good, subject=f"{c.name} {c.good}", key=reverted, verdict="good")]

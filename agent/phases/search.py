@@ -38,7 +38,7 @@ def _weight(state: InvestigationState, cid: str) -> float:
 
 
 def _file(state: InvestigationState, cid: str) -> str:
-    candidate = next(c for c in state.candidates if c.id == cid)
+    candidate = state.candidate(cid)
     return candidate.file or cid
 
 
@@ -47,7 +47,7 @@ _NAME_LITERAL = re.compile(r"""["']([A-Z][A-Z0-9_]{5,})["']""")
 
 def names_used(state: InvestigationState, cid: str) -> set[str]:
     """Env-var-like names a candidate's changed lines mention (none for env or arg candidates)."""
-    c = next(c for c in state.candidates if c.id == cid)
+    c = state.candidate(cid)
     if c.kind != "hunk":  # an env var set at launch and a hunk setting it are alternatives,
         return set()  # not a pair that needs both
     return set(_NAME_LITERAL.findall("\n".join(c.changed_lines())))

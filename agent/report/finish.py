@@ -42,12 +42,8 @@ DELETED = "a deleted file, whose code never runs in the bad state; it came back 
 FOR_REVERT = "reverting its partner needs it too; applying the partner alone to good reproduces"
 
 
-def _candidate(state: InvestigationState, cid: str) -> Candidate:
-    return next(c for c in state.candidates if c.id == cid)
-
-
 def _summary(state: InvestigationState, cid: str) -> str:
-    c = _candidate(state, cid)
+    c = state.candidate(cid)
     if c.kind == "hunk":
         added = [line.strip() for line in c.added_lines() if line.strip()]
         what = added[0] if added else ("removes lines" if c.removed else "the whole file")
@@ -75,7 +71,7 @@ def _culprits(state: InvestigationState, repo: git.Repo) -> tuple[list[Culprit],
     first_bad = first_bad_commit(state, repo)  # read once, for every culprit
     out = []
     for cid in [cid for cid in conf.culprits if cid not in conf.carried]:
-        c = _candidate(state, cid)
+        c = state.candidate(cid)
         alone = next(
             (
                 k
@@ -181,7 +177,7 @@ def _clear_the_rest(state: InvestigationState) -> None:
     for cid, h in state.hypotheses.items():
         if cid in conf.carried:
             h.status = "dropped"
-            deleted = file_change(_candidate(state, cid)) == "deleted"
+            deleted = file_change(state.candidate(cid)) == "deleted"
             why = DELETED if deleted else FOR_REVERT
             h.evidence.append(f"carried with {conf.carried[cid]}: {why}")
         elif cid in conf.culprits:
