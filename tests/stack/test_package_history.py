@@ -176,6 +176,23 @@ server.serve_forever()
 """
 
 
+def _clone_in_a_terminal(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """history_clone(url) with a real terminal (`script`) whose input never answers."""
+    clone = (
+        "from pathlib import Path; from tools.stack.package_history import history_clone; "
+        f"history_clone({url!r}, Path('.'))"
+    )
+    return subprocess.run(
+        ["script", "-qec", shlex.join([sys.executable, "-c", clone]), "/dev/null"],
+        stdin=subprocess.PIPE,  # open, never written: a user who is not there
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+        cwd=REPO_ROOT,
+    )
+
+
 def test_a_history_that_asks_for_a_password_fails_at_once(tmp_path: Path) -> None:
     """On a terminal, git asked "Username for ..." in the middle of an investigation and waited
     (600 s, unattended); it now fails at once with git's reason. `script` gives the clone a
@@ -186,21 +203,7 @@ def test_a_history_that_asks_for_a_password_fails_at_once(tmp_path: Path) -> Non
     try:
         assert server.stdout is not None
         url = f"http://127.0.0.1:{server.stdout.readline().strip()}/private.git"
-        clone = (
-            "from pathlib import Path; from tools.stack.package_history import history_clone; "
-            f"history_clone({url!r}, Path('.'))"
-        )
-        command = shlex.join([sys.executable, "-c", clone])
-        env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-        done = subprocess.run(
-            ["script", "-qec", command, "/dev/null"],
-            stdin=subprocess.PIPE,  # open, never written: a user who is not there
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            cwd=REPO_ROOT,
-        )
+        done = _clone_in_a_terminal(url, {"XDG_CACHE_HOME": str(tmp_path / "cache")})
     finally:
         server.kill()
         server.wait()
@@ -212,22 +215,9 @@ def test_a_history_over_ssh_from_a_new_host_fails_at_once(sshd: Sshd, tmp_path: 
     """ssh asked "Are you sure you want to continue connecting?" on the terminal itself
     (/dev/tty, not stdin) and the investigation waited on it."""
     url = f"ssh://{sshd.user}@127.0.0.1:{sshd.port}/private.git"
-    clone = (
-        "from pathlib import Path; from tools.stack.package_history import history_clone; "
-        f"history_clone({url!r}, Path('.'))"
-    )
     home = tmp_path / "home"  # no known host, no key: ssh has only the terminal to ask
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run(
-        ["script", "-qec", shlex.join([sys.executable, "-c", clone]), "/dev/null"],
-        stdin=subprocess.PIPE,  # open, never written: a user who is not there
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=REPO_ROOT,
-    )
+    done = _clone_in_a_terminal(url, {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")})
     assert "Host key verification failed.; fatal: Could not read from remote" in done.stdout, (
         done.stdout[-2000:]
     )
