@@ -25,11 +25,25 @@ def temp_folder(kind: str) -> Path:
 
 @functools.cache
 def _remove_orphans() -> None:
-    """Once a process: the folders of makers no longer running (others' are left alone)."""
+    """Once a process: the folders of makers no longer running (others' are left alone), and
+    scratch worktrees whose repository is gone (a killed run's, in a repository since
+    deleted: its own repository would have reaped it at the next run there)."""
     for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         made = _NAMED.fullmatch(entry.name)
-        if made and not _running(int(made[1])):
+        if (made and not _running(int(made[1]))) or _repository_gone(entry):
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _repository_gone(tree: Path) -> bool:
+    """A scratch worktree whose `.git` file names an administrative folder that is not there.
+    One without that file yet (git is still adding it) proves nothing."""
+    if not tree.name.startswith(f"{PREFIX}wt-"):
+        return False
+    try:
+        line = (tree / ".git").read_text(errors="replace").strip()
+    except OSError:
+        return False
+    return line.startswith("gitdir: ") and not os.path.isdir(line.removeprefix("gitdir: "))
 
 
 def _running(pid: int) -> bool:

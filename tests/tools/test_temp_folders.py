@@ -1,5 +1,6 @@
 """A process killed before its cleanup ran (SIGKILL, a Ray worker stopped with its cluster)
-left its git object store in the temp folder for good: the next process removes it."""
+left its git object store in the temp folder for good: the next process removes it, and a
+scratch worktree whose repository has since been deleted."""
 
 from __future__ import annotations
 
@@ -28,6 +29,10 @@ def test_the_folders_of_a_killed_process_are_removed_by_the_next(tmp_path: Path)
     others = [tmp_path / "debug-agent-wt-a1b2c3d4", tmp_path / "debug-agent-seed-lab-x1"]
     for folder in others:  # not ours to judge: a worktree is reaped by its repository
         folder.mkdir()
+    (others[0] / ".git").write_text(f"gitdir: {tmp_path}\n")  # its repository is there
+    orphan = tmp_path / "debug-agent-wt-e5f6g7h8"  # a killed run's, its repository deleted
+    orphan.mkdir()
+    (orphan / ".git").write_text(f"gitdir: {tmp_path}/gone/.git/worktrees/{orphan.name}\n")
     alive = tmp_path / f"debug-agent-objects-{os.getpid()}-live1234"
     alive.mkdir()
     (left / "pack").mkdir()
@@ -38,5 +43,5 @@ def test_the_folders_of_a_killed_process_are_removed_by_the_next(tmp_path: Path)
         [sys.executable, "-c", MAKE], cwd=REPO_ROOT, env=env, capture_output=True, text=True
     )
     assert made.returncode == 0, made.stderr
-    assert not left.exists()
+    assert not left.exists() and not orphan.exists()
     assert all(folder.is_dir() for folder in [*others, alive])
