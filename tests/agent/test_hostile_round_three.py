@@ -10,7 +10,10 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import (
     assert_one_line_error,
@@ -23,20 +26,43 @@ from tests.conftest import (
 from tools.lab.create import create_lab
 
 
-def test_a_bare_repository_as_the_target_is_one_line(tmp_path: Path) -> None:
-    source = make_repo(tmp_path)
+def _bare(tmp_path: Path) -> Path:
     bare = tmp_path / "bare.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(make_repo(tmp_path)), str(bare)], check=True
+    )
+    return bare
+
+
+def _sha256(tmp_path: Path) -> Path:
+    """A repository whose ids are sha256 ones (GitPython's object reader takes sha1 only:
+    its blame was a KeyError in the report, after every launch)."""
+    repo = tmp_path / "sha256"
+    sh(tmp_path, "git", "init", "-q", "--object-format=sha256", str(repo))
+    (repo / "a.py").write_text("x = 1\n")
+    sh(repo, "git", "add", "a.py")
+    sh(repo, "git", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "good")
+    (repo / "a.py").write_text("x = 2\n")
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("make", "said"), [(_bare, "bare repository"), (_sha256, "uses sha256 object ids")]
+)
+def test_a_repository_debug_agent_cannot_use_is_one_line(
+    tmp_path: Path, make: Callable[[Path], Path], said: str
+) -> None:
+    repo = make(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     (work / "debug-agent.toml").write_text(
-        f'[target]\nrepo = "{bare}"\n[bench]\nkind = "command"\n'
+        f'[target]\nrepo = "{repo}"\n[bench]\nkind = "command"\n'
         'command = "echo latency_ms: 5"\nmetric_regex = "latency_ms: (\\\\S+)"\n'
     )
     for argv in (["check"], ["diff"], ["investigate", "--symptom", "9 (was 5)", "--good", "HEAD"]):
         done = run_cli(*argv, cwd=work)
         assert_one_line_error(done)
-        assert "bare repository" in done.stderr, done.stderr
+        assert said in done.stderr, done.stderr
 
 
 def test_chat_reads_markup_and_bytes_as_plain_text(tmp_path: Path) -> None:

@@ -97,9 +97,19 @@ def open_repo(path: Path) -> git.Repo:
             f"{repo.git_dir} is a bare repository (no working tree): point [target] repo at a "
             f"clone with a checkout (git clone {repo.git_dir} FOLDER)"
         )
+    if _object_format(repo) != "sha1":  # GitPython's objects are 20-byte ids
+        raise GitError(
+            f"{repo.git_dir} uses {_object_format(repo)} object ids: debug-agent reads "
+            "repositories through GitPython, which reads only sha1 ones"
+        )
     # no opportunistic index refresh: reading must not rewrite the user's index
     repo.git.update_environment(GIT_OPTIONAL_LOCKS="0", **isolation(repo.common_dir))
     return repo
+
+
+def _object_format(repo: git.Repo) -> str:
+    with repo.config_reader("repository") as config:
+        return str(config.get_value("extensions", "objectformat", "sha1")).lower()
 
 
 def resolve_ref(repo: git.Repo, ref: str) -> str:
