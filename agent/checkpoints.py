@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from tools.errors import ToolError
+from tools.json_text import validate_json
 from tools.repo.candidates import Candidate
 from tools.secrets import mask, mask_text
 
@@ -165,10 +166,10 @@ class Compactor:
         if isinstance(value, str) and value.startswith(STORED_REF):
             kind, _, digest = value.removeprefix(STORED_REF).partition(":")
             if kind in self.kinds:
-                return self.kinds[kind][0].validate_json(self.texts.get(digest, f"the {kind}"))
+                return validate_json(self.kinds[kind][0], self.texts.get(digest, f"the {kind}"))
         if isinstance(value, str) and value.startswith(CANDIDATES_REF):
             text = self.texts.get(value.removeprefix(CANDIDATES_REF), "a list of candidates")
-            return _CANDIDATE_LIST.validate_json(text)
+            return validate_json(_CANDIDATE_LIST, text)
         return _each(value, self._patch_in, self.expand)
 
     def _patch_out(self, candidate: Candidate) -> Candidate:

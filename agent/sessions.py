@@ -12,6 +12,7 @@ from agent.state import InvestigationState
 from agent.transcript import read_header
 from tools.errors import ToolError, first_problem
 from tools.folders import state_dir
+from tools.json_text import validate_json
 
 
 class SessionInfo(BaseModel):
@@ -83,7 +84,7 @@ def _result_summary(result_file: Path) -> ResultSummary:
     if not result_file.exists():
         return ResultSummary()
     try:
-        return ResultSummary.model_validate_json(result_file.read_bytes())
+        return validate_json(ResultSummary, result_file.read_bytes())
     except (ValidationError, OSError):
         return ResultSummary(status="result.json damaged")
 
@@ -105,7 +106,7 @@ def final_state(session: Path, unfinished: str) -> InvestigationState:
     if not state_file.exists():
         raise ToolError(f"session {session.name} {unfinished}")
     try:
-        return InvestigationState.model_validate_json(state_file.read_bytes())
+        return validate_json(InvestigationState, state_file.read_bytes())
     except ValidationError as e:
         why = first_problem(e)
     except OSError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import statistics
 from typing import Literal
 
@@ -87,7 +88,7 @@ class Variant(BaseModel):
 
 
 def config_key(held: set[str]) -> str:
-    return hashlib.sha1("\0".join(sorted(held)).encode()).hexdigest()[:12]
+    return hashlib.sha1(os.fsencode("\0".join(sorted(held)))).hexdigest()[:12]
 
 
 class Link(BaseModel):

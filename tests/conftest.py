@@ -63,6 +63,7 @@ def run_cli(
         cwd=cwd,
         capture_output=True,
         text=True,
+        errors="surrogateescape",  # a path that is not UTF-8 is printed as its bytes
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )

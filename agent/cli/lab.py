@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from tools.errors import ToolError
+from tools.json_text import model_json
 from tools.limits import MAX_COUNT
 
 lab_app = typer.Typer(
@@ -106,7 +107,7 @@ def lab_truth(directory: Annotated[Path, typer.Argument(help="A lab folder.")]) 
     """Print a lab's ground truth as JSON (kept outside the lab, never read by the agent)."""
     from tools.lab.truth import load_truth
 
-    typer.echo(load_truth(directory).model_dump_json(indent=2))
+    typer.echo(model_json(load_truth(directory)))
 
 
 def _score_line(s, ranges: bool, slots: int) -> str:  # s: agent.bench.lab.ScenarioScore

@@ -10,6 +10,7 @@ import typer
 
 from agent.cli.tools import JsonOpt, ServerOpt, check_log, load_target, server_name
 from tools.errors import ToolError
+from tools.json_text import model_json
 from tools.log_file import read_log
 from tools.visible import visible
 
@@ -63,7 +64,7 @@ def paths(
     device = _device(gpu, text, log)
     report = _classify(files, repo, arch, device, text, named)
     if as_json:
-        typer.echo(report.model_dump_json(indent=2))
+        typer.echo(model_json(report))
         return
     if report.gpu:
         typer.echo(f"GPU: {report.gpu.describe()} ({report.gpu.source})")

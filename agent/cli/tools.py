@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from tools.errors import ToolError
+from tools.json_text import model_json
 from tools.limits import MAX_COUNT
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ def experiment(
         result = run_experiment(target, spec, run_dir, options)
     result = mask(result)
     if as_json:
-        typer.echo(result.model_dump_json(indent=2))
+        typer.echo(model_json(result))
     else:
         experiment_summary(result)
 
@@ -204,7 +205,7 @@ def env(
         for proc in report.processes:
             proc.env = {k: v for k, v in proc.env.items() if k in var}
     if as_json:
-        typer.echo(report.model_dump_json(indent=2))
+        typer.echo(model_json(report))
         return
     from agent.views import worker_env_table
 

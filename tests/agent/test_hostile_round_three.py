@@ -109,8 +109,10 @@ def _objects(git_dir: Path) -> dict[str, int]:
 def test_the_users_git_runs_no_hooks_and_gains_no_objects(tmp_path: Path) -> None:
     """A post-checkout hook that edits a tracked file would make every scratch tree another
     tree; the tree check's `git add` and each experiment's `git apply --index` once left their
-    blobs in the user's .git/objects; a lock file once stayed in the temp folder."""
-    lab = tmp_path / "lab"
+    blobs in the user's .git/objects; a lock file once stayed in the temp folder. The lab's
+    folder holds the alternates' separator (read as two folders: an internal error at the
+    first launch) and a byte that is not UTF-8 (the lab's truth file: an internal error)."""
+    lab = tmp_path / os.fsdecode(b"lab:\xff")
     create_lab("seed", lab)
     hook = lab / ".git" / "hooks" / "post-checkout"
     hook.write_text("#!/bin/sh\necho '# touched by a hook' >> README.md\n")

@@ -5,6 +5,7 @@ flamegraph.pl and speedscope; bad input refused in one line."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -75,3 +76,16 @@ def test_profile_says_when_no_process_was_sampled(seed_lab: Path, tmp_path: Path
     done = run_cli("profile", "--out", str(tmp_path / "p"), cwd=lab, timeout=300)
     assert done.returncode == 1 and "verify_ms" in done.stdout
     assert done.stderr.count("no profile:") == 1 and "Traceback" not in done.stderr
+
+
+def test_an_out_folder_whose_name_is_not_utf8(seed_lab: Path, tmp_path: Path) -> None:
+    """pydantic writes no lone surrogate (os.fsdecode's stand-in for the byte): `experiment
+    --json` was an internal error; JSON cannot carry the name to the server's profiler: a
+    reason, and the profile goes on with the CPU stacks."""
+    out = tmp_path / os.fsdecode(b"out\xff")
+    done = run_cli("experiment", "--json", "--out", str(out / "experiment"), cwd=seed_lab)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["metric"]["name"] == "verify_ms"
+    found = _profiled(seed_lab, "--out", str(out / "profile"))
+    assert "not UTF-8" in found["torch_profiler"]
+    assert Path(found["times"]["cpu"]["folded"]).read_text().strip()

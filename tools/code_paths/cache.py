@@ -25,7 +25,7 @@ def _digest(text: str) -> str:
 
 class SummaryCache:
     def __init__(self, tree: Path) -> None:
-        key = hashlib.sha1(str(tree.resolve()).encode()).hexdigest()[:16]
+        key = hashlib.sha1(os.fsencode(tree.resolve())).hexdigest()[:16]
         self.file = state_dir() / "paths-cache" / f"{key}.json"
         self.entries: dict[str, list] = {}
         self.changed = False

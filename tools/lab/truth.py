@@ -9,6 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tools.folders import state_dir
+from tools.json_text import model_json, validate_json
 from tools.lab.changes import LabError
 
 
@@ -61,14 +62,14 @@ def truth_dir() -> Path:
 
 
 def truth_path(lab_dir: Path) -> Path:
-    key = hashlib.sha256(str(lab_dir.resolve()).encode()).hexdigest()[:20]
+    key = hashlib.sha256(os.fsencode(lab_dir.resolve())).hexdigest()[:20]
     return truth_dir() / f"{key}.json"
 
 
 def save_truth(lab_dir: Path, truth: Truth) -> Path:
     path = truth_path(lab_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(truth.model_dump_json(indent=2) + "\n")
+    path.write_text(model_json(truth) + "\n")
     return path
 
 
@@ -76,4 +77,4 @@ def load_truth(lab_dir: Path) -> Truth:
     path = truth_path(lab_dir)
     if not path.exists():
         raise LabError(f"no lab truth for {lab_dir} (was it made by 'debug-agent lab create'?)")
-    return Truth.model_validate_json(path.read_text())
+    return validate_json(Truth, path.read_text())

@@ -25,10 +25,20 @@ def _post(base_url: str, route: str, body: dict | None, api_key: str | None) -> 
     return f"{route} answered {reply.status_code}"
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # a lone surrogate: a name's byte that is not UTF-8
+        return False
+    return True
+
+
 def start_torch_profile(
     base_url: str, output_dir: str, steps: int, api_key: str | None = None
 ) -> str | None:
     """Start the server's torch profiler (for `steps` forward steps; 0: until stopped)."""
+    if not _utf8(output_dir):
+        return "/start_profile: the trace folder's name is not UTF-8, which JSON cannot carry"
     body: dict = {"output_dir": output_dir, "profile_id": PROFILE_ID, "activities": ["CPU", "GPU"]}
     if steps:
         body["num_steps"] = steps

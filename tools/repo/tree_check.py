@@ -19,13 +19,13 @@ import git
 from pydantic import BaseModel
 
 from tools.repo.candidates import CandidateSet, own_paths
+from tools.repo.git_isolation import scratch_git
 from tools.repo.target import Target
 from tools.repo.worktree import (
     GitError,
     add_paths,
     literal,
     open_repo,
-    scratch_git,
     scratch_index,
     scratch_worktree,
     untracked_paths,

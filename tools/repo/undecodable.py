@@ -30,7 +30,7 @@ def binary_diff(repo: git.Repo, *args: str) -> str:
         attributes.write("* -diff\n")
         attributes.flush()
         # one more setting after those the repository's commands already carry (no hooks,
-        # the filters run once per file state: tools/repo/worktree.isolation)
+        # the filters run once per file state: tools/repo/git_isolation.py)
         settings = {**os.environ, **repo.git.environment()}
         count = int(settings.get("GIT_CONFIG_COUNT", "0") or 0)
         return repo.git.diff(

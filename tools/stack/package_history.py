@@ -37,7 +37,7 @@ def history_clone(source: str, config_dir: Path) -> Path:
     config's folder), made once; its working tree is never checked out."""
     local = config_dir / source
     where = str(local.resolve()) if "://" not in source and local.exists() else source
-    digest = hashlib.sha256(where.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(os.fsencode(where)).hexdigest()[:16]
     folder = cache_dir() / "history" / digest
     if (folder / ".git" / "debug-agent-cloned").is_file():
         return folder
