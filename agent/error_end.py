@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent.state import InvestigationState
-from tools.errors import ToolError
 from tools.own_files import replace_text
+from tools.repo.git_failure import error_line
 from tools.secrets import mask_json, mask_text
 from tools.visible import visible
 
@@ -25,8 +25,7 @@ def end_with_error(state: InvestigationState, ctx: Context, error: BaseException
     folder = Path(state.session_dir)
     trace = folder / "error.txt"
     replace_text(trace, mask_text("".join(traceback.format_exception(error))))
-    line = next(iter(str(error).strip().splitlines()), "")
-    what = line if isinstance(error, ToolError) else f"{type(error).__name__}: {line}"
+    what = error_line(error)
     state.status, state.phase = "error", "done"
     state.notes.append(f"stopped by an error: {what} (traceback in {trace})")
     ctx.log("report", "error", state.notes[-1], traceback=str(trace))

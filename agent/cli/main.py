@@ -204,6 +204,11 @@ def main() -> None:
             _internal_error(e)
         sys.exit(1)
     except Exception as e:
+        if "git" in sys.modules and isinstance(e, sys.modules["git"].GitCommandError):
+            from tools.repo.git_failure import git_failure
+
+            print(f"error: {visible(git_failure(e))}", file=sys.stderr)
+            sys.exit(1)
         if shutil.which("git") is None:  # GitPython refuses to load without it
             print(
                 "error: git is not on PATH: debug-agent reads and builds every state with git; "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -298,6 +299,26 @@ def test_a_shallow_clone_and_a_machine_without_git_are_one_line_each(tmp_path: P
         done = run_cli(*argv, cwd=clone, env={"PATH": str(no_git)})
         assert_one_line_error(done)
         assert "git is not on PATH" in done.stderr, done.stderr
+
+
+def test_a_partial_clone_whose_remote_is_gone_is_one_line(tmp_path: Path) -> None:
+    """`git diff` asks the promisor remote for the blobs the clone left out: with the remote
+    gone it was an internal error of three lines, GitPython's "Cmd('git') failed"."""
+    source = make_repo(tmp_path, {"a.py": "x = 1\n"})
+    sh(source, "git", "config", "uploadpack.allowFilter", "true")
+    (source / "a.py").write_text("x = 2\n")
+    sh(source, "git", "commit", "-qam", "bad")
+    clone = tmp_path / "clone"
+    sh(tmp_path, "git", "clone", "-q", "--filter=blob:none", f"file://{source}", str(clone))
+    shutil.rmtree(source)
+    (clone / "debug-agent.toml").write_text(
+        '[target]\ngood = "good"\n[bench]\nkind = "command"\ncommand = "echo latency_ms: 5"\n'
+        'metric_regex = "latency_ms: (\\\\S+)"\n'
+    )
+    for argv in (["diff"], ["investigate", "--symptom", "9 (was 5)"]):
+        done = run_cli(*argv, cwd=clone)
+        assert_one_line_error(done)
+        assert "git diff failed" in done.stderr and "partial clone" in done.stderr, done.stderr
 
 
 def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:

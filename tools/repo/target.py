@@ -24,6 +24,7 @@ from tools.folders import state_dir
 from tools.node.ssh_git import HOST_VAR
 from tools.node.ssh_host import HostError, connect
 from tools.repo.candidates import CandidateSet, GitError, list_candidates
+from tools.repo.git_failure import git_said
 
 _mirrored: dict[str, tuple[Path, str, str]] = {}  # per process: (mirror, good sha, node root)
 
@@ -125,8 +126,7 @@ def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
         if state["patch"]:
             apply_node_patch(repo, state["patch"], path.parent / f"{path.name}.patch")
     except git.GitCommandError as e:
-        last = (e.stderr or str(e)).strip().splitlines()[-1]
-        raise GitError(f"cannot mirror {root} from the node: {last}") from None
+        raise GitError(f"cannot mirror {root} from the node: {git_said(e)}") from None
     _mirrored[key] = (path, sha, root)
     return _mirrored[key]
 

@@ -19,6 +19,7 @@ import git
 from pydantic import BaseModel
 
 from tools.repo.candidates import CandidateSet, own_paths
+from tools.repo.git_failure import git_said
 from tools.repo.git_isolation import scratch_git
 from tools.repo.target import Target
 from tools.repo.worktree import (
@@ -40,11 +41,6 @@ class TreeCheck(BaseModel):
     differ: list[str]  # "M\tpath" per path that differs (git diff-tree --name-status)
     carried: list[str]  # what the rebuilt tree carries as-is (CandidateSet.carried)
     left_out: list[str]  # paths neither side holds: debug-agent's own, commitless repositories
-
-
-def _said(e: git.GitCommandError) -> str:
-    """git's last line of complaint."""
-    return (str(e.stderr or "").strip().splitlines() or [f"exit {e.status}"])[-1]
 
 
 def _tree_hash(cmd: git.Git, own: Sequence[str]) -> tuple[str, list[str]]:
@@ -120,7 +116,7 @@ def check_tree(repo_dir: Path, cands: CandidateSet, own: Sequence[str]) -> TreeC
         with scratch_index(repo):
             working, commitless = _tree_hash(repo.git, own)
     except git.GitCommandError as e:
-        raise GitError(f"cannot read the working tree of {repo_dir}: {_said(e)}") from None
+        raise GitError(f"cannot read the working tree of {repo_dir}: {git_said(e)}") from None
     patches = [c.patch for c in cands.candidates if c.kind == "hunk"] + [cands.carried_patch]
     found = TreeCheck(
         ok=False,
@@ -138,7 +134,7 @@ def check_tree(repo_dir: Path, cands: CandidateSet, own: Sequence[str]) -> TreeC
         found.reason = f"the candidates cannot rebuild the working tree: {e}"
         return found
     except git.GitCommandError as e:
-        raise GitError(f"cannot build the bad state in a scratch worktree: {_said(e)}") from None
+        raise GitError(f"cannot build the bad state in a scratch worktree: {git_said(e)}") from None
     listed = repo.git.diff_tree(
         "-r",
         "--name-status",

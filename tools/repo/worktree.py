@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from tools.digits import is_digits
 from tools.errors import ToolError
+from tools.repo.git_failure import git_said
 from tools.repo.git_isolation import isolation, scratch_git
 from tools.repo.hidden_changes import LISTING, hidden_changes, nul_separated
 
@@ -338,10 +339,7 @@ def scratch_worktree(
             try:
                 scratch_git(path, repo).apply("--index", "--whitespace=nowarn", str(patch_file))
             except git.GitCommandError as e:
-                raise GitError(
-                    f"the chosen hunks do not apply together: "
-                    f"{e.stderr.strip().splitlines()[-1] if e.stderr else e}"
-                ) from None
+                raise GitError(f"the chosen hunks do not apply together: {git_said(e)}") from None
             finally:
                 if keep_patch is None:
                     patch_file.unlink(missing_ok=True)
