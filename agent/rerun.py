@@ -21,6 +21,7 @@ from tools.config import load_config
 from tools.errors import ToolError
 from tools.own_files import replace_text
 from tools.repo.target import target_candidates
+from tools.secrets import mask_text
 
 
 def _target(old: InvestigationState, header: dict) -> Path:
@@ -52,7 +53,13 @@ def rerun(session: Path, sessions: Path, echo=None) -> dict:
 def _rerun(old: InvestigationState, header: dict, target: Path, sessions: Path, echo=None) -> dict:
     config = load_config(target)
     cands = target_candidates(config, target)
-    if [c.id for c in cands.candidates] != [c.id for c in old.candidates]:
+    live, saved = [c.id for c in cands.candidates], [c.id for c in old.candidates]
+    if live != saved:
+        if [mask_text(i) for i in live] == saved:  # the same changes, some named like a token
+            raise ToolError(
+                "the session saved some candidates under masked names (a file named like a "
+                "credential): it cannot say which change each one is; investigate again"
+            )
         raise ToolError(
             "the target's candidates differ from the session's: the re-run would "
             "not test the same changes"

@@ -202,6 +202,21 @@ def test_rerun_of_the_committed_example_reproduces_its_verdict(tmp_path: Path) -
     assert (tmp_path / result["session"] / "transcript.jsonl").exists()
 
 
+def test_a_rerun_of_candidates_saved_under_masked_names_says_so(tmp_path: Path) -> None:
+    """A file named like a credential is masked in everything saved, its candidate's id too:
+    the re-run said "the target's candidates differ" of a target that had not changed."""
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    (lab / "python" / "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789.py").write_text("X = 1\n")
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--json", cwd=lab, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    session = json.loads(done.stdout)["session_dir"]
+    assert "AbCdEfGhIjKl" not in Path(session, "state.json").read_text()
+    again = run_cli("replay", session, "--rerun", "--dir", str(tmp_path / "s"), cwd=lab)
+    assert_one_line_error(again)
+    assert "masked names" in again.stderr, again.stderr
+
+
 def test_the_committed_example_replays_and_reports(tmp_path: Path) -> None:
     example = REPO_ROOT / "sessions" / "example-seed"
     done = run_cli("replay", str(example), "--plain")
