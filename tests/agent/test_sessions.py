@@ -212,7 +212,7 @@ def test_a_rerun_of_candidates_saved_under_masked_names_says_so(tmp_path: Path) 
     assert done.returncode == 0, done.stderr[-2000:]
     session = json.loads(done.stdout)["session_dir"]
     assert "AbCdEfGhIjKl" not in Path(session, "state.json").read_text()
-    again = run_cli("replay", session, "--rerun", "--dir", str(tmp_path / "s"), cwd=lab)
+    again = run_cli("replay", session, "--rerun", "--dir", str(tmp_path), cwd=lab)
     assert_one_line_error(again)
     assert "masked names" in again.stderr, again.stderr
 
