@@ -310,3 +310,53 @@ def test_a_request_without_a_number_is_an_error_never_dropped(tmp_path: Path) ->
         chosen = bench.model_copy(update={"metric_regex": pattern})
         result = run_command_bench(chosen, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, log)
         assert result.metrics["x_ms"].samples == [10.0, 12.0]
+
+
+META_SERVER = tiny_server("""
+import json
+self.rfile.read(int(self.headers.get('Content-Length', 0)))
+self.send_response(200); self.end_headers()
+for line in json.loads(sys.argv[2]):
+    self.wfile.write(b'data: ' + json.dumps(line).encode() + b'\\n\\n')
+""")
+
+
+@pytest.mark.parametrize(
+    ("chunks", "said"),
+    [
+        ([{"meta_info": {"completion_tokens": 2, "spec_verify_ct": "abc"}}], "spec_verify_ct"),
+        ([{"meta_info": {"completion_tokens": 2, "spec_verify_ct": True}}], "spec_verify_ct"),
+        ([{"meta_info": {"completion_tokens": 2, "spec_verify_ct": -2}}], "spec_verify_ct"),
+        (
+            [
+                {
+                    "meta_info": {
+                        "completion_tokens": 2,
+                        "spec_verify_ct": 1,
+                        "spec_accept_length": 1e308,
+                    }
+                }
+            ],
+            "spec_accept_length",
+        ),
+        ([{"meta_info": {"completion_tokens": 2.5}}], "completion_tokens"),
+        ([{"meta_info": {"completion_tokens": 2, "prompt_tokens": "x"}}], "prompt_tokens"),
+        ([[1, 2]], "no JSON object"),
+    ],
+)
+def test_a_server_reply_that_is_not_sglangs_is_one_line(
+    tmp_path: Path, chunks: list, said: str
+) -> None:
+    """Counts that are no counts in meta_info: a TypeError ("float / str"), an OverflowError
+    (1e308) or a negative verify time stopped the investigation; a JSON array on the stream
+    an AttributeError."""
+    script = tmp_path / "server.py"
+    script.write_text(META_SERVER)
+    port = free_port()
+    argv = [sys.executable, str(script), str(port), json.dumps(chunks)]
+    log = tmp_path / "s.log"
+    with (
+        running_server(argv, tmp_path, dict(os.environ), port, log, "/"),
+        pytest.raises(BenchError, match=said),
+    ):
+        run_http_bench(f"http://127.0.0.1:{port}", "generate", 2, 1, 4, 4, warmup=0)

@@ -198,7 +198,7 @@ def run_command_bench(
         raise BenchError(
             f"the bench command gave {bench.metric} = "
             f"{', '.join(f'{v:g}' for v in wrong[:3])}: not a measurement (a time or "
-            f"rate is a finite number above zero; see {log_path})"
+            f"rate is a number above zero, within 1e±100; see {log_path})"
         )
     # the records' other numbers ride along (a speculative bench's accept_len, verify_ms)
     metrics = {

@@ -6,16 +6,15 @@ time to first token) when it reports them, else from the client's clock; each me
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, ValidationError
 
-from tools.errors import ToolError
+from tools.errors import ToolError, first_problem
 from tools.json_text import parse_json
 from tools.server_http import server_client
 
@@ -27,8 +26,8 @@ class BenchError(ToolError):
 class RequestSample(BaseModel):
     latency_s: float
     ttft_s: float | None
-    prompt_tokens: int | None
-    completion_tokens: int
+    prompt_tokens: int | None = Field(ge=0)
+    completion_tokens: int = Field(gt=0)
     time_source: str  # "server" (meta_info) or "client"
     meta_info: dict
 
@@ -47,14 +46,25 @@ class BenchResult(BaseModel):
     metrics: dict[str, Metric]
 
 
+LARGEST = 1e100  # beyond it (or below its inverse) sums and ratios of values overflow
+
+
 def is_measurement(value: object) -> bool:
-    """A time or a rate: a finite number above zero (NaN, inf, 0 and negatives are not)."""
+    """A time or a rate: a finite number above zero (NaN, inf, 0 and negatives are not),
+    within a factor of 1e100 of 1 (1e308 made the mean an OverflowError)."""
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
+        and 1 / LARGEST < value < LARGEST
     )
+
+
+def _sample(url: str, **fields: object) -> RequestSample:
+    """A request's sample; a reply whose counts are not counts is one line naming the field."""
+    try:
+        return RequestSample.model_validate(fields)
+    except ValidationError as e:
+        raise BenchError(f"POST {url} replied {first_problem(e)}") from None
 
 
 def _prompt(input_len: int, i: int) -> str:
@@ -74,11 +84,14 @@ def _stream_chunks(client: httpx.Client, url: str, body: dict) -> Iterator[dict]
             if not line.startswith("data:") or line.strip() == "data: [DONE]":
                 continue
             try:
-                yield parse_json(line[5:])
+                chunk = parse_json(line[5:])
             except ValueError:
+                chunk = None
+            if not isinstance(chunk, dict):
                 raise BenchError(
-                    f"POST {url} streamed a line that is not JSON: {line[:120]!r}"
-                ) from None
+                    f"POST {url} streamed a line that is no JSON object: {line[:120]!r}"
+                )
+            yield chunk
 
 
 def _one_openai(
@@ -105,7 +118,8 @@ def _one_openai(
         usage = chunk.get("usage") or usage
     latency = time.perf_counter() - start
     tokens = usage.get("completion_tokens") or chunks
-    return RequestSample(
+    return _sample(
+        url,
         latency_s=latency,
         ttft_s=first,
         prompt_tokens=usage.get("prompt_tokens"),
@@ -139,7 +153,8 @@ def _one_generate(
         )
     # the server's clock when it gives usable times; else ours (never a NaN or negative time)
     server = is_measurement(meta.get("e2e_latency")) and is_measurement(first_server)
-    return RequestSample(
+    return _sample(
+        url,
         latency_s=meta["e2e_latency"] if server else client_latency,
         ttft_s=first_server if server else first_client,
         prompt_tokens=meta.get("prompt_tokens"),
@@ -151,6 +166,23 @@ def _one_generate(
 
 # what derive_metrics can give (verify_ms and accept_len: where the server reports its cycles)
 SERVING_METRICS = ("latency_ms", "tok_s", "tpot_ms", "ttft_ms", "verify_ms", "accept_len")
+
+
+def _verify_count(s: RequestSample) -> int:
+    """meta_info.spec_verify_ct: the request's verify cycles (0 or absent: not speculative)."""
+    count = s.meta_info.get("spec_verify_ct")
+    if count is None or count == 0:
+        return 0
+    if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+        return count
+    raise BenchError(f"the server's meta_info.spec_verify_ct = {count!r}: not a count of cycles")
+
+
+def _accept_length(s: RequestSample) -> float | None:
+    length = s.meta_info.get("spec_accept_length")
+    if length is None or is_measurement(length):
+        return length
+    raise BenchError(f"the server's meta_info.spec_accept_length = {length!r}: not a length")
 
 
 def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
@@ -166,16 +198,12 @@ def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
     if decode:
         series["tpot_ms"] = ("ms", [1000 * d / (s.completion_tokens - 1) for s, d in decode])
         series["ttft_ms"] = ("ms", [1000 * (s.ttft_s or 0.0) for s, _ in decode])
-    verify = [(s, d) for s, d in decode if s.meta_info.get("spec_verify_ct")]
+    verify = [(s, d, count) for s, d in decode if (count := _verify_count(s))]
     if verify:
-        series["verify_ms"] = ("ms", [1000 * d / s.meta_info["spec_verify_ct"] for s, d in verify])
+        series["verify_ms"] = ("ms", [1000 * d / count for _, d, count in verify])
         series["accept_len"] = (
             "tokens",
-            [
-                s.meta_info.get("spec_accept_length")
-                or s.completion_tokens / s.meta_info["spec_verify_ct"]
-                for s, _ in verify
-            ],
+            [_accept_length(s) or s.completion_tokens / count for s, _, count in verify],
         )
     return {
         name: Metric(
