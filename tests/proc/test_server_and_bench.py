@@ -342,6 +342,8 @@ for line in json.loads(sys.argv[2]):
         ([{"meta_info": {"completion_tokens": 2.5}}], "completion_tokens"),
         ([{"meta_info": {"completion_tokens": 2, "prompt_tokens": "x"}}], "prompt_tokens"),
         ([[1, 2]], "no JSON object"),
+        ([{"meta_info": [1]}], "meta_info = '\\[1\\]', not a JSON object"),
+        ([{"choices": [{}], "usage": "x"}], "usage = 'x', not a JSON object"),
     ],
 )
 def test_a_server_reply_that_is_not_sglangs_is_one_line(
@@ -354,9 +356,9 @@ def test_a_server_reply_that_is_not_sglangs_is_one_line(
     script.write_text(META_SERVER)
     port = free_port()
     argv = [sys.executable, str(script), str(port), json.dumps(chunks)]
-    log = tmp_path / "s.log"
+    log, kind = tmp_path / "s.log", "openai" if "usage" in said else "generate"
     with (
         running_server(argv, tmp_path, dict(os.environ), port, log, "/"),
         pytest.raises(BenchError, match=said),
     ):
-        run_http_bench(f"http://127.0.0.1:{port}", "generate", 2, 1, 4, 4, warmup=0)
+        run_http_bench(f"http://127.0.0.1:{port}", kind, 2, 1, 4, 4, warmup=0)

@@ -59,6 +59,16 @@ def is_measurement(value: object) -> bool:
     )
 
 
+def _object(chunk: dict, key: str, url: str) -> dict:
+    """The chunk's `key` object ({} where absent or null)."""
+    value = chunk.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BenchError(f"POST {url} streamed {key} = {str(value)[:80]!r}, not a JSON object")
+    return value
+
+
 def _sample(url: str, **fields: object) -> RequestSample:
     """A request's sample; a reply whose counts are not counts is one line naming the field."""
     try:
@@ -115,7 +125,7 @@ def _one_openai(
             chunks += 1
             if first is None:
                 first = time.perf_counter() - start
-        usage = chunk.get("usage") or usage
+        usage = _object(chunk, "usage", url) or usage
     latency = time.perf_counter() - start
     tokens = usage.get("completion_tokens") or chunks
     return _sample(
@@ -141,7 +151,7 @@ def _one_generate(
     first_client = first_server = None
     meta: dict = {}
     for chunk in _stream_chunks(client, url, body):
-        meta = chunk.get("meta_info") or {}
+        meta = _object(chunk, "meta_info", url)
         if first_client is None:
             first_client = time.perf_counter() - start
             first_server = meta.get("e2e_latency")
