@@ -43,7 +43,8 @@ def facts_from(
     server = parsed.server or ServerFacts()
     # the target's first (/model_info, else the log's: SGLang's first `Load weight end`,
     # vLLM's first `Resolved architecture:`), then a draft's
-    served = list((result.model_info or {}).get("architectures") or [])
+    named = (result.model_info or {}).get("architectures")  # a server's word: names, or not
+    served = [a for a in named if isinstance(a, str)] if isinstance(named, list) else []
     architectures = list(dict.fromkeys([*served, *server.architectures]))
     facts = Facts(
         server=server,

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, tiny_server, wait_gone
+from tests.conftest import REPO_ROOT, make_repo, run_cli, tiny_server, wait_gone
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
@@ -362,3 +362,41 @@ def test_a_server_reply_that_is_not_sglangs_is_one_line(
         pytest.raises(BenchError, match=said),
     ):
         run_http_bench(f"http://127.0.0.1:{port}", kind, 2, 1, 4, 4, warmup=0)
+
+
+ODD_INFO_SERVER = """
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):  # a number for the architectures, a list for the model listing
+        body = {"/model_info": b'{"architectures": 5}', "/v1/models": b"[1]"}.get(self.path, b"ok")
+        self.send_response(200); self.send_header("Content-Length", str(len(body)))
+        self.end_headers(); self.wfile.write(body)
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.end_headers()
+        for i in range(3):
+            chunk = {"choices": [{"text": "x"}], "usage": {"completion_tokens": i + 1}}
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\\n\\n")
+    def log_message(self, *args): pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_a_server_that_names_its_model_oddly_is_investigated(tmp_path: Path) -> None:
+    """/model_info's architectures as a number stopped the investigation (a TypeError in
+    gather); /v1/models as a list stopped the bench (an AttributeError)."""
+    repo = make_repo(tmp_path, {"server.py": ODD_INFO_SERVER, "x.py": "X = 1\n"})
+    (repo / "x.py").write_text("X = 2\n")
+    (repo / "debug-agent.toml").write_text(
+        "[launch]\ncommand = '{python} server.py {port}'\nready = '/'\ntimeout_s = 30\n"
+        "[bench]\nkind = 'openai'\nrequests = 4\nwarmup = 0\n"
+    )
+    done = run_cli(
+        "investigate", "--symptom", "latency 30ms", "--json", "--max-launches", "2", cwd=repo
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["status"] != "error" and result["launches"] == 2, result

@@ -229,11 +229,15 @@ def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
 
 
 def _model_name(client: httpx.Client, base_url: str) -> str:
+    """The first model /v1/models names; "default" where it names none (or is not JSON)."""
     try:
-        models = client.get(base_url + "/v1/models").json().get("data") or []
-        return models[0]["id"] if models else "default"
-    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        listing = parse_json(client.get(base_url + "/v1/models").content)
+    except (httpx.HTTPError, ValueError):
         return "default"
+    models = listing.get("data") if isinstance(listing, dict) else None
+    first = models[0] if isinstance(models, list) and models else None
+    name = first.get("id") if isinstance(first, dict) else None
+    return name if isinstance(name, str) and name else "default"
 
 
 def run_http_bench(
