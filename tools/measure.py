@@ -22,7 +22,7 @@ from tools.node.nodes import Node
 from tools.proc.server import ServerInfo
 from tools.proc.worker_env import PREFIXES, WorkerEnv, process_env
 from tools.progress import Progress
-from tools.server_http import server_client
+from tools.server_http import get_json, server_client
 
 
 def launch_port(command: str, free_port: Callable[[], int]) -> int:
@@ -61,11 +61,11 @@ def model_info(base_url: str, api_key: str | None = None) -> dict | None:
     with server_client(5.0, api_key) as client:
         for route in ("/model_info", "/get_model_info"):
             try:
-                reply = client.get(base_url + route)
-                if reply.status_code == 200 and isinstance(reply.json(), dict):
-                    return reply.json()
-            except (httpx.HTTPError, ValueError):
+                info = get_json(client, base_url + route)
+            except httpx.HTTPError:
                 continue
+            if isinstance(info, dict):
+                return info
     return None
 
 

@@ -9,7 +9,14 @@ environment's proxies stay for what is elsewhere: the model endpoint, the packag
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import httpx
+
+from tools.json_text import parse_json
+
+JSON_LIMIT = 1 << 20  # bytes of a reply read as JSON: /model_info is a few kB
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
@@ -28,6 +35,25 @@ def server_client(
         limits=limits or httpx.Limits(),
         trust_env=False,
     )
+
+
+def get_json(client: httpx.Client, url: str, seconds: float = 5.0) -> Any | None:
+    """The JSON of GET `url`; None where it answers otherwise, is not JSON, or takes longer
+    than `seconds` or more than JSON_LIMIT bytes (a body without end hung the launch: httpx's
+    timeout is per read)."""
+    deadline = time.monotonic() + seconds
+    body = bytearray()
+    with client.stream("GET", url) as reply:
+        if reply.status_code != 200:
+            return None
+        for chunk in reply.iter_bytes():
+            body += chunk
+            if len(body) > JSON_LIMIT or time.monotonic() > deadline:
+                return None
+    try:
+        return parse_json(bytes(body))
+    except ValueError:
+        return None
 
 
 def environment_problem() -> str | None:

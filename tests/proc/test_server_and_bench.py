@@ -11,7 +11,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import REPO_ROOT, make_repo, run_cli, tiny_server, wait_gone
+from tests.conftest import (
+    REPO_ROOT,
+    assert_one_line_error,
+    make_repo,
+    run_cli,
+    tiny_server,
+    wait_gone,
+)
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
@@ -400,3 +407,40 @@ def test_a_server_that_names_its_model_oddly_is_investigated(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["status"] != "error" and result["launches"] == 2, result
+
+
+ENDLESS_SERVER = """
+import json, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):  # the ready path and /model_info: a body without end
+        self.send_response(200); self.end_headers()
+        while True:
+            self.wfile.write(b" " * 1000); self.wfile.flush(); time.sleep(0.01)
+    def do_POST(self):  # a stream without end, a chunk every 50 ms
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.end_headers()
+        for i in range(1, 10**9):
+            chunk = {"meta_info": {"completion_tokens": i}}
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\\n\\n"); self.wfile.flush()
+            time.sleep(0.05)
+    def log_message(self, *args): pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_a_server_that_answers_without_end_is_stopped_in_time(tmp_path: Path) -> None:
+    """httpx's timeout is per read: a ready path or /model_info whose body never ends, and a
+    stream that never ends, each hung the launch for ever."""
+    repo = make_repo(tmp_path, {"server.py": ENDLESS_SERVER, "x.py": "X = 1\n"})
+    (repo / "x.py").write_text("X = 2\n")
+    (repo / "debug-agent.toml").write_text(
+        "[launch]\ncommand = '{python} server.py {port}'\nready = '/'\ntimeout_s = 30\n"
+        "[bench]\nkind = 'generate'\nrequests = 2\nwarmup = 0\ntimeout_s = 3\n"
+    )
+    done = run_cli("experiment", cwd=repo, timeout=90)
+    assert_one_line_error(
+        done, "the bench ran past bench.timeout_s (3 s): 0 of 2 requests answered"
+    )

@@ -9,14 +9,15 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from tools.errors import ToolError, first_problem
 from tools.json_text import parse_json
-from tools.server_http import server_client
+from tools.server_http import get_json, server_client
 
 
 class BenchError(ToolError):
@@ -231,13 +232,22 @@ def derive_metrics(samples: list[RequestSample]) -> dict[str, Metric]:
 def _model_name(client: httpx.Client, base_url: str) -> str:
     """The first model /v1/models names; "default" where it names none (or is not JSON)."""
     try:
-        listing = parse_json(client.get(base_url + "/v1/models").content)
-    except (httpx.HTTPError, ValueError):
+        listing = get_json(client, base_url + "/v1/models")
+    except httpx.HTTPError:
         return "default"
     models = listing.get("data") if isinstance(listing, dict) else None
     first = models[0] if isinstance(models, list) and models else None
     name = first.get("id") if isinstance(first, dict) else None
     return name if isinstance(name, str) and name else "default"
+
+
+def _in_time(
+    future: Future[RequestSample], deadline: float, timeout_s: float, where: str
+) -> RequestSample:
+    try:
+        return future.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        raise BenchError(f"the bench ran past bench.timeout_s ({timeout_s:g} s): {where}") from None
 
 
 def run_http_bench(
@@ -272,13 +282,17 @@ def run_http_bench(
                 def one(i: int) -> RequestSample:
                     return _one_generate(client, url, input_len, output_len, i)
 
-            for i in range(warmup):
-                one(-1 - i)
+            # the whole bench within timeout_s: a server that streams without end (or a byte
+            # at a time) never trips httpx's timeout, which is per read
+            deadline = time.monotonic() + timeout_s
             pool = ThreadPoolExecutor(max_workers=concurrency)
             try:
-                samples = []
+                for i in range(warmup):
+                    _in_time(pool.submit(one, -1 - i), deadline, timeout_s, "a warm-up request")
+                samples: list[RequestSample] = []
                 for future in [pool.submit(one, i) for i in range(requests)]:
-                    samples.append(future.result())
+                    answered = f"{len(samples)} of {requests} requests answered"
+                    samples.append(_in_time(future, deadline, timeout_s, answered))
                     if on_done:
                         on_done(len(samples), requests)
             finally:

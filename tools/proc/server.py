@@ -125,7 +125,8 @@ def _ready(
     if ready.startswith("log:"):
         return 200 if re.search(ready[4:], log_text()) is not None else None
     try:
-        return client.get(base_url + ready).status_code
+        with client.stream("GET", base_url + ready) as reply:  # its status, not its body
+            return reply.status_code
     except httpx.HTTPError:
         return None
 
