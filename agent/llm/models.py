@@ -7,6 +7,8 @@ the LLM path can be run and tested without a paid endpoint.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,9 +63,7 @@ class OpenAIModel:
             with openai.OpenAI(
                 base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=self.timeout_s
             ) as client:
-                answer = client.chat.completions.create(
-                    model=self.name, messages=messages, tools=tools, tool_choice="auto"
-                )
+                answer = self._within_time(client, messages, tools)
         except openai.APIStatusError as e:
             raise ModelError(f"the model endpoint answered HTTP {e.status_code}") from None
         except openai.APITimeoutError:
@@ -90,6 +90,24 @@ class OpenAIModel:
             prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         )
+
+    def _within_time(self, client: Any, messages: list[dict], tools: list[dict]) -> Any:
+        """The completion within timeout_s in all: the client's timeout is per read, and an
+        endpoint that sends its body a few bytes at a time, without end, hung the run."""
+        pool = ThreadPoolExecutor(max_workers=1)
+        create = client.chat.completions.create
+        future = pool.submit(
+            create, model=self.name, messages=messages, tools=tools, tool_choice="auto"
+        )
+        try:
+            return future.result(timeout=self.timeout_s)
+        except FutureTimeout:
+            client.close()  # the connection closes under the reading thread: it ends
+            raise ModelError(
+                f"the model endpoint gave no answer in {self.timeout_s:g} s", unreachable=True
+            ) from None
+        finally:
+            pool.shutdown(wait=False)
 
 
 class ScriptedModel:

@@ -253,3 +253,52 @@ def test_an_endpoint_that_never_answers_is_asked_once(tmp_path: Path) -> None:
     events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert events.count("model call failed") == 1, events
     assert "gave no answer in 1 s; the rules reasoner goes on alone" in events
+
+
+TRICKLE = """
+import sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):  # a reply begun, then a few bytes every 10 ms, without end
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.end_headers(); self.wfile.write(b'{"id": "x", "choices": [')
+        while True:
+            self.wfile.write(b" " * 100); self.wfile.flush(); time.sleep(0.01)
+    def log_message(self, *args): pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def _wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def test_an_endpoint_that_answers_without_end_is_given_up_in_time(tmp_path: Path) -> None:
+    """The client's timeout is per read: a body that never ends hung the investigation."""
+    from tools.lab.create import create_lab
+    from tools.proc.server import free_port
+
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    with (lab / "debug-agent.toml").open("a") as config:
+        config.write("\n[llm]\ntimeout_s = 2\n")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", TRICKLE, str(port)], stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(port)  # before the first call, however busy the machine
+        result = _investigate(lab, f"http://127.0.0.1:{port}/v1")
+    finally:
+        server.kill()
+        server.wait()
+    assert result["status"] == "confirmed"
+    events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "gave no answer in 2 s; the rules reasoner goes on alone" in events
