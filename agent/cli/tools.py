@@ -192,7 +192,7 @@ def default_metric(config: TargetConfig) -> str | None:
 
 
 def env(
-    pid: Annotated[int, typer.Argument(help="The server's main process.")],
+    pid: Annotated[int, typer.Argument(min=1, help="The server's main process.")],
     var: Annotated[list[str], typer.Option(help="Only these variables.")] = [],  # noqa: B006
     as_json: JsonOpt = False,
 ) -> None:

@@ -315,3 +315,11 @@ def test_a_package_set_in_a_pipe_is_one_line(seed_lab: Path) -> None:
         env={**os.environ, "XDG_STATE_HOME": str(seed_lab / "state")},
     )
     assert_one_line_error(done, "/dev/fd/", "is a pipe, not a regular", "pip freeze > good.txt")
+
+
+@pytest.mark.parametrize("pid", ["-5", "0"])
+def test_env_of_a_pid_that_cannot_be_is_a_usage_error(pid: str) -> None:
+    """`env -- -5` was an internal error (psutil's ValueError)."""
+    done = run_cli("env", "--", pid)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Input should be greater than or equal to 1" in done.stderr, done.stderr
