@@ -30,6 +30,7 @@ from tools.errors import ToolError, first_problem
 from tools.folders import at_repo_root
 from tools.limits import MAX_COUNT, MAX_SECONDS, MAX_TOKENS
 from tools.placeholders import BENCH, BUILD, LAUNCH
+from tools.toml_text import parse_toml
 
 CONFIG_NAME = "debug-agent.toml"
 
@@ -360,7 +361,7 @@ def load_config(path: Path) -> TargetConfig:
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path} holds {path.stat().st_size:,} bytes: a config is a few lines")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's) too
+        data = parse_toml(path.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's) too
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except UnicodeDecodeError:

@@ -323,3 +323,16 @@ def test_env_of_a_pid_that_cannot_be_is_a_usage_error(pid: str) -> None:
     done = run_cli("env", "--", pid)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "Input should be greater than or equal to 1" in done.stderr, done.stderr
+
+
+def test_toml_nested_past_the_parsers_depth_is_one_line(seed_lab: Path, tmp_path: Path) -> None:
+    """tomllib raises RecursionError there: `check` was an internal error."""
+    deep = "x = " + "[" * 10_000 + "]" * 10_000 + "\n"
+    config = tmp_path / "deep.toml"
+    config.write_text((seed_lab / "debug-agent.toml").read_text() + deep)
+    done = run_cli("check", "--config", str(config), cwd=seed_lab)
+    assert_one_line_error(done, "not valid TOML: nested too deeply to read")
+    lock = tmp_path / "uv.lock"
+    lock.write_text("version = 1\n" + deep)
+    done = run_cli("investigate", "--symptom", "verify 29ms", "--good-env", str(lock), cwd=seed_lab)
+    assert_one_line_error(done, "is not valid TOML: nested too deeply to read")

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from tools.bounded_read import NotAFile, read_regular
 from tools.errors import ToolError
+from tools.toml_text import parse_toml
 
 
 class PackageSetError(ToolError):
@@ -77,7 +78,7 @@ def _why(e: BaseException) -> str:
 
 def _from_lock(path: Path, text: str) -> PackageSet:
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise PackageSetError(f"{path} is not valid TOML: {e}") from None
     # uv.lock: [[package]]; pylock.toml: [[packages]]
