@@ -149,6 +149,11 @@ def test_requirements_read_the_files_they_include(tmp_path: Path) -> None:
     (tmp_path / "deps" / "extra.txt").write_text("flask==3.1.0\n")
     with pytest.raises(PackageSetError, match="flask is pinned twice, to 3.0.0 and 3.1.0"):
         read_package_set(tmp_path / "top.txt")
+    for i in range(3000):  # a chain of includes: a RecursionError, an internal error
+        (tmp_path / f"r{i}.txt").write_text(f"-r r{i + 1}.txt\n")
+    (tmp_path / "r3000.txt").write_text("flask==3.0.0\n")
+    with pytest.raises(PackageSetError, match="r100.txt:1: -r files nested over 100 deep"):
+        read_package_set(tmp_path / "r0.txt")
 
 
 def test_the_environment_a_launch_runs_in_now(tmp_path: Path) -> None:

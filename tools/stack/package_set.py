@@ -40,6 +40,7 @@ class PackageSet(BaseModel):
 
 
 MAX_SET_BYTES = 32 << 20  # a uv.lock of thousands of packages is a few MB
+MAX_INCLUDE_DEPTH = 100  # `-r` files in `-r` files: a real set has two or three levels
 
 
 def read_package_set(path: Path) -> PackageSet:
@@ -105,15 +106,17 @@ def _from_lock(path: Path, text: str) -> PackageSet:
     return found
 
 
-def _from_requirements(path: Path, text: str, read: set[Path]) -> PackageSet:
+def _from_requirements(path: Path, text: str, read: set[Path], depth: int = 0) -> PackageSet:
     found = PackageSet(source=str(path), versions={})
     for number, line in _logical_lines(text):
         where = f"{path}:{number}"
         if included := _included(line):  # pip reads `-r other.txt` beside the file naming it
             other = path.parent / included
+            if depth == MAX_INCLUDE_DEPTH:  # 3,000 deep was a RecursionError
+                raise PackageSetError(f"{where}: -r files nested over {depth} deep")
             if other.resolve() not in read:  # one read is enough: a loop adds nothing
                 read.add(other.resolve())
-                _merge(found, _from_requirements(other, _text(other), read), where)
+                _merge(found, _from_requirements(other, _text(other), read, depth + 1), where)
             continue
         if line.startswith("-e ") or line.startswith("--editable"):
             target = line.split(None, 1)[1] if " " in line else line
