@@ -10,11 +10,13 @@ import functools
 import os
 import re
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 
 PREFIX = "debug-agent-"
 _NAMED = re.compile(rf"{PREFIX}[a-z]+-(\d+)-\w+")  # kind, pid, mkdtemp's random part
+_LOCKED = re.compile(r"debug-agent pid (\d+) on (.+)")
 
 
 def temp_folder(kind: str) -> Path:
@@ -26,24 +28,43 @@ def temp_folder(kind: str) -> Path:
 @functools.cache
 def _remove_orphans() -> None:
     """Once a process: the folders of makers no longer running (others' are left alone), and
-    scratch worktrees whose repository is gone (a killed run's, in a repository since
-    deleted: its own repository would have reaped it at the next run there)."""
+    scratch worktrees of killed runs: in a repository since deleted, or in one that still is
+    (its own next run there would reap it, but that may never come)."""
     for entry in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
         made = _NAMED.fullmatch(entry.name)
-        if (made and not _running(int(made[1]))) or _repository_gone(entry):
+        admin = _admin_folder(entry)
+        if (made and not _running(int(made[1]))) or (admin and not admin.is_dir()):
+            shutil.rmtree(entry, ignore_errors=True)
+        elif admin and _owner_gone(admin):
+            # a SIGKILLed run's, in a repository that still is: its entry in the user's
+            # .git/worktrees goes too (as `git worktree remove` does), then the tree
+            shutil.rmtree(admin, ignore_errors=True)
             shutil.rmtree(entry, ignore_errors=True)
 
 
-def _repository_gone(tree: Path) -> bool:
-    """A scratch worktree whose `.git` file names an administrative folder that is not there.
-    One without that file yet (git is still adding it) proves nothing."""
+def _admin_folder(tree: Path) -> Path | None:
+    """The administrative folder a scratch worktree's `.git` file names; None for a folder
+    that is no scratch worktree, or one without that file yet (git is still adding it)."""
     if not tree.name.startswith(f"{PREFIX}wt-"):
-        return False
+        return None
     try:
         line = (tree / ".git").read_text(errors="replace").strip()
     except OSError:
+        return None
+    return Path(line.removeprefix("gitdir: ")) if line.startswith("gitdir: ") else None
+
+
+def _owner_gone(admin: Path) -> bool:
+    """The worktree is locked by a process of this machine (`debug-agent pid N on HOST`, as
+    tools/repo/worktree.py writes it) that is no longer running."""
+    try:
+        reason = (admin / "locked").read_text(errors="replace").strip()
+    except OSError:
         return False
-    return line.startswith("gitdir: ") and not os.path.isdir(line.removeprefix("gitdir: "))
+    owner = _LOCKED.fullmatch(reason)
+    if owner is None or owner[2] != socket.gethostname():  # another machine's to judge
+        return False
+    return not _running(int(owner[1]))
 
 
 def _running(pid: int) -> bool:
