@@ -59,6 +59,16 @@ _VALUE = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>(?![-{\[\\])[^\s'",
 _FLAG = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w\-]*)(?:=|[ \t]+)" + _VALUE)
 _ASSIGN = re.compile(r"\b(?P<name>[A-Za-z_][\w.\-]*)\s*=\s*" + _VALUE)
 _KEY_VALUE = re.compile(r"""['"](?P<name>[A-Za-z_][\w.\-]*)['"]\s*:\s*""" + _VALUE)
+# an HTTP header with a credential's name (`X-Api-Key: v`, `Private-Token: v`): kebab names
+# only, as Python's `api_key: Optional[str]` is an annotation, not a value
+_HEADER = re.compile(r"(?<![\w-])(?P<name>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):[ \t]*" + _VALUE)
+# the credential of an Authorization header or a bearer token (`curl -H "Authorization:
+# Basic dXNlcjpw"`): no credential's name says it
+_AUTHORIZATION = re.compile(
+    r"(\b(?:authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token)\s+)?|bearer\s+))"
+    r"([A-Za-z0-9\-._~+/]{8,}=*)",
+    re.IGNORECASE,
+)
 # the password of a URL: scheme://user:password@host
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s/:@]*:)([^\s/@]+)(@)", re.IGNORECASE)
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
@@ -140,7 +150,7 @@ def _carries_secret(m: re.Match[str]) -> bool:
 
 def _named_values(text: str) -> Iterable[str]:
     """The values that credential-named flags, assignments and keys carry in `text`."""
-    for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
+    for pattern in (_FLAG, _ASSIGN, _KEY_VALUE, _HEADER):
         yield from (_value(m) for m in pattern.finditer(text) if _carries_secret(m))
 
 
@@ -148,6 +158,7 @@ def learn_command(command: str) -> None:
     """Flag values, URL passwords and credential assignments on a command line."""
     remember(_named_values(command))
     remember(m.group(2) for m in _URL_PASSWORD.finditer(command))
+    remember(m.group(2) for m in _AUTHORIZATION.finditer(command))
 
 
 _learned_environ = False
@@ -169,10 +180,16 @@ def mask_text(text: str) -> str:
         text = _URL_PASSWORD.sub(lambda m: m.group(1) + masked(m.group(2)) + m.group(3), text)
     text = _SHAPES.sub(lambda m: masked(m.group(0)), text)
     lowered = text.lower()
+    if "bearer" in lowered or "authorization" in lowered:
+        text = _AUTHORIZATION.sub(lambda m: m.group(1) + _masked_once(m.group(2)), text)
     if any(word in lowered for word in _NAME_WORDS):  # the named forms need such a name
-        for pattern in (_FLAG, _ASSIGN, _KEY_VALUE):
+        for pattern in (_FLAG, _ASSIGN, _KEY_VALUE, _HEADER):
             text = pattern.sub(_mask_named, text)
     return text
+
+
+def _masked_once(value: str) -> str:
+    return value if value.startswith(MASK) else masked(value)
 
 
 _sorted_known: tuple[int, list[str]] = (0, [])

@@ -119,6 +119,17 @@ def test_masks_keep_ordinary_text_and_tell_values_apart() -> None:
     assert mask_text("max_new_tokens: 32 tokens, bearer token") == (
         "max_new_tokens: 32 tokens, bearer token"
     )
+    # HTTP headers: a bearer token or a kebab-named credential (curl -H in a bench command);
+    # Python's annotation of such a name is no value
+    headers = (
+        'curl -H "Authorization: Bearer s3cr3tT0k3nV" -H "X-Api-Key: k3yk3yk3y" '
+        "-H 'Authorization: Basic dXNlcjpwYXNz' Private-Token: gl1234567890"
+    )
+    out = mask_text(headers)
+    for secret in ("s3cr3tT0k3nV", "k3yk3yk3y", "dXNlcjpwYXNz", "gl1234567890"):
+        assert secret not in out, out
+    annotated = "    api_key: Optional[str] = None\n    x-request-id: 1234567890\n"
+    assert mask_text(annotated) == annotated
 
 
 # keys a masker may take for credentials, values that look like secrets or like syntax
@@ -133,6 +144,8 @@ _STRINGS = st.sampled_from(
         "https://u:pw123@h/x",
         "hf_abcdefghijklmnop1234",
         "TOKEN='q9q9q9q9'",
+        "Authorization: Bearer abcdefgh12",
+        "X-Api-Key: {",
         "{",
         "\\",
     ]
