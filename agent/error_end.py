@@ -8,6 +8,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent.report.markdown_text import inert_html
 from agent.state import InvestigationState
 from tools.own_files import replace_text
 from tools.repo.git_failure import error_line
@@ -50,5 +51,5 @@ def _bare_result(state: InvestigationState, error: BaseException) -> dict:
     }
     replace_text(folder / "result.json", mask_json(result))
     report = f"# Investigation {state.session_id}: error\n\n" + "".join(f"- {n}\n" for n in notes)
-    replace_text(folder / "report.md", visible(mask_text(report)))
+    replace_text(folder / "report.md", inert_html(visible(mask_text(report))))
     return result

@@ -9,6 +9,7 @@ import math
 import git
 
 from agent.levels import noise
+from agent.report.markdown_text import fence
 from agent.result import BisectionResult, InvestigationResult, TestedState
 from agent.state import InvestigationState, RangeState
 from agent.stats import ALPHA, level, p_equal
@@ -133,23 +134,23 @@ def bisection_lines(r: InvestigationResult) -> list[str]:
     b = r.bisection
     if b is None:
         return []
-    lines = ["## First bad commit", "", "```"]
+    said: list[str] = []
     if b.could_be:
-        lines.append("There are only 'skip'ped commits left to test.")
-        lines.append("The first bad commit could be any of:")
-        lines += [*b.could_be, _sha(b)]
+        said.append("There are only 'skip'ped commits left to test.")
+        said.append("The first bad commit could be any of:")
+        said += [*b.could_be, _sha(b)]
     else:
-        lines.append(f"{_sha(b)} is the first bad commit")
+        said.append(f"{_sha(b)} is the first bad commit")
     if b.first_bad is not None:
         c = b.first_bad
-        lines += [
+        said += [
             f"commit {c.sha}",
             f"Author: {c.author}",
             f"Date:   {c.date}",
             "",
             f"    {c.subject}",
         ]
-    lines += ["```", ""]
+    lines = ["## First bad commit", "", *fence(said), ""]
     if b.first_bad is not None and b.first_bad.pr:
         lines += [f"Pull request: #{b.first_bad.pr}", ""]
     if b.range_share is not None:

@@ -10,6 +10,7 @@ import git
 
 from agent.report.bisection import bisection_result, commits_repo, first_bad_commit
 from agent.report.markdown_page import render_markdown
+from agent.report.markdown_text import inert_html
 from agent.report.releases import releases_result
 from agent.result import (
     ClearedResult,
@@ -310,7 +311,7 @@ def save_reports(state: InvestigationState, markdown: str) -> None:
     secrets masked; then every file the launches left in the session is masked too."""
     session = Path(state.session_dir)
     result = InvestigationResult.model_validate(state.result).model_dump()
-    replace_text(session / "report.md", visible(mask_text(markdown)))
+    replace_text(session / "report.md", inert_html(visible(mask_text(markdown))))
     replace_text(session / "result.json", mask_json(result))
     replace_text(session / "state.json", mask_json(state.model_dump(mode="json"), indent=1))
     mask_files(session / "launches")

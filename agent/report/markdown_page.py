@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from agent.levels import between
 from agent.report.bisection import bisection_lines
+from agent.report.markdown_text import code, fence
 from agent.report.releases import releases_lines
 from agent.report.time_moved import time_moved_lines
 from agent.result import Culprit, InvestigationResult
@@ -71,7 +72,7 @@ def culprit_place(c: Culprit) -> list[str]:
     elif c.kind == "hunk":
         lines.append("not committed: a change of the working tree")
     if c.line is not None:
-        lines.append(f"at `{c.file}:{c.line}`")
+        lines.append(f"at {code(f'{c.file}:{c.line}')}")
     return lines
 
 
@@ -87,7 +88,7 @@ def _verdict_lines(r: InvestigationResult) -> list[str]:
                 culprit_place(c) + c.evidence,
             )
             if c.diff:
-                lines += ["", "  ```diff", *[f"  {row}" for row in c.diff.splitlines()], "  ```"]
+                lines += ["", *fence(c.diff.splitlines(), "diff", "  ")]
         if r.unexplained_share is not None:
             lines += [
                 "",
@@ -197,7 +198,7 @@ def render_markdown(state: InvestigationState) -> str:
         f"# Investigation {state.session_id}: {r.status}",
         "",
         *bisection_lines(r),
-        f"Symptom: `{state.symptom.text}` — metric `{m.name}`{in_unit(m.unit)}: "
+        f"Symptom: {code(state.symptom.text)} — metric `{m.name}`{in_unit(m.unit)}: "
         f"bad {fmt(m.bad)}, good {fmt(m.good)}, after the fix "
         f"{fmt(m.after_fix)}. {r.launches} launches.",
         "",
