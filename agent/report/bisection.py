@@ -9,7 +9,7 @@ import math
 import git
 
 from agent.levels import noise
-from agent.report.markdown_text import fence
+from agent.report.markdown_text import cell, fence
 from agent.result import BisectionResult, InvestigationResult, TestedState
 from agent.state import InvestigationState, RangeState
 from agent.stats import ALPHA, level, p_equal
@@ -164,13 +164,9 @@ def bisection_lines(r: InvestigationResult) -> list[str]:
     for t in b.tested:
         values = ", ".join(f"{v:.3g}" for v in t.values) or "-"
         name = "working tree" if t.sha is None else f"`{t.sha[:10]}`"
-        lines.append(f"| {name} | {_cell(t.subject)} | {t.verdict} | {values} | {_cell(t.why)} |")
+        lines.append(f"| {name} | {cell(t.subject)} | {t.verdict} | {values} | {cell(t.why)} |")
     return [*lines, ""]
 
 
 def _sha(b: BisectionResult) -> str:
     return b.first_bad.sha if b.first_bad is not None else "the uncommitted changes"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|")

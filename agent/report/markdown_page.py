@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agent.levels import between
 from agent.report.bisection import bisection_lines
-from agent.report.markdown_text import code, fence
+from agent.report.markdown_text import cell, code, fence
 from agent.report.releases import releases_lines
 from agent.report.time_moved import time_moved_lines
 from agent.result import Culprit, InvestigationResult
@@ -216,8 +216,9 @@ def render_markdown(state: InvestigationState) -> str:
     ]
     for config in state.configs.values():
         if config.values:
+            label = cell(_with_commits(state, config))
             lines.append(
-                f"| {_with_commits(state, config)} | {len(config.values)} | {config.mean:.3g} "
+                f"| {label} | {len(config.values)} | {config.mean:.3g} "
                 f"| {config_verdict(state, config.key)} |"
             )
     if r.unresolved:

@@ -30,6 +30,11 @@ def code(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
+def cell(text: str) -> str:
+    """`text` in a table cell: its `|` would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def inert_html(markdown: str) -> str:
     """`markdown` with `<` written `&lt;` wherever a viewer would read it as HTML: outside
     fenced blocks and code spans."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from agent.report.markdown_text import code, fence, inert_html
+from agent.report.markdown_text import cell, code, fence, inert_html
 from tests.conftest import investigate_seed
 from tools.lab.create import create_lab
 
@@ -28,7 +28,8 @@ def test_fences_spans_and_html_stay_text() -> None:
     page = "\n".join(
         [f"Symptom: {code(symptom)}", "", f"- **{HOSTILE}-1a2b3c**: file never imported", ""]
         + fence(diff, "diff", "  ")
-        + ["", "after the block"]
+        + ["", "after the block", "", "| config | verdict |", "|---|---|"]
+        + [f"| {cell('bad - {a|b-1f2e3d}')} | reference |"]
     )
     tokens = _tokens(inert_html(page))
     assert not [t for t in tokens if t.type in ("html_inline", "html_block")]
@@ -37,6 +38,9 @@ def test_fences_spans_and_html_stay_text() -> None:
     assert len(blocks) == 1 and blocks[0].content == "\n".join(diff) + "\n"
     texts = "".join(t.content for t in tokens if t.type == "text")
     assert f"{HOSTILE}-1a2b3c" in texts and "after the block" in texts
+    tokens = MarkdownIt("commonmark").enable("table").parse(inert_html(page))
+    cells = [t.children[0].content for t in tokens if t.type == "inline" and t.map and t.children]
+    assert "bad - {a|b-1f2e3d}" in cells, cells
 
 
 def test_a_file_named_like_html_is_text_in_the_report(tmp_path: Path) -> None:
