@@ -16,6 +16,9 @@ from agent.events import (
     VerdictPayload,
 )
 from agent.transcript import Loaded
+from tools.visible import visible
+
+SHOWN = 4000  # characters of one step's text on the screen; the transcript keeps them all
 
 ONLY = {
     "hypotheses": {"hypothesis"},
@@ -44,6 +47,14 @@ def _detail(event: Event) -> str:
     return ""
 
 
+def _shown(text: str) -> str:
+    """A transcript's text as the screen shows it: control characters written out, never
+    obeyed (a transcript is a file anyone may have edited: `\x1b]0;` retitled the terminal),
+    and cut to SHOWN characters (a 50 kB line filled the screen)."""
+    cut = f" ... ({len(text) - SHOWN:,} more characters)" if len(text) > SHOWN else ""
+    return visible(text[:SHOWN]) + cut
+
+
 def steps(loaded: Loaded, only: str | None = None, at: int = 1) -> Iterator[Step]:
     kinds = ONLY.get(only or "")
     for event in loaded.events:
@@ -53,8 +64,8 @@ def steps(loaded: Loaded, only: str | None = None, at: int = 1) -> Iterator[Step
             seq=event.seq,
             node=event.node,
             kind=event.kind,
-            text=event.text,
-            detail=_detail(event),
+            text=_shown(event.text),
+            detail=_shown(_detail(event)),
         )
 
 
@@ -62,8 +73,10 @@ def header_lines(loaded: Loaded) -> list[str]:
     h = loaded.header
     target = h.target or HeaderTarget()
     lines = [
-        f"session {h.session}: symptom {h.symptom.text if h.symptom else None!r}, "
-        f"target {target.repo} (good {target.good}), reasoner {h.reasoner}"
+        _shown(
+            f"session {h.session}: symptom {h.symptom.text if h.symptom else None!r}, "
+            f"target {target.repo} (good {target.good}), reasoner {h.reasoner}"
+        )
     ]
     if loaded.torn:
         lines.append("note: the last line was cut (the writer was killed mid-line); skipped")

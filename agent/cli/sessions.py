@@ -147,7 +147,10 @@ def _print_styled(loaded: Loaded, only: str | None, at: int, step: bool) -> None
         if s.detail:
             console.print(f"[dim]{'':>28}{escape(s.detail)}[/dim]")
         if step:
-            input()
+            try:
+                input()
+            except EOFError:  # no Enter will come (stdin at its end): the rest at once
+                step = False
 
 
 def report(

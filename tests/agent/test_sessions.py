@@ -96,6 +96,44 @@ def test_replay_tolerates_a_torn_line_and_refuses_a_future_schema(
     assert_one_line_error(run_cli("replay", str(copy), "--plain"), "unknown transcript schema")
 
 
+def test_replay_shows_an_edited_transcript_as_text(finished: str, tmp_path: Path) -> None:
+    """A transcript is a file anyone may edit: its escapes retitled the terminal and cleared
+    it, a 50 kB line filled the screen, and `--step` with stdin at its end printed "Aborted!"
+    and exited 1."""
+    copy = tmp_path / finished
+    shutil.copytree(_sessions() / finished, copy)
+    lines = (copy / "transcript.jsonl").read_text().splitlines()
+    event = json.loads(lines[2])
+    event["text"] = "\x1b]0;retitled\x07\x1b[2J\u202e" + "x" * 50_000
+    lines[2] = json.dumps(event)
+    (copy / "transcript.jsonl").write_text("\n".join(lines) + "\n")
+    for args in (["--plain"], []):
+        done = subprocess.run(
+            [
+                "script",
+                "-qec",
+                f"{sys.executable} -m agent replay {copy} {' '.join(args)}",
+                "/dev/null",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert done.returncode == 0, done.stdout[-2000:]
+        assert "\x1b]0;" not in done.stdout and "\u202e" not in done.stdout
+        assert "\\x1b]0;retitled" in done.stdout and "more characters" in done.stdout
+    stepped = subprocess.run(
+        [sys.executable, "-m", "agent", "replay", str(copy), "--step"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert stepped.returncode == 0 and "Aborted" not in stepped.stderr, stepped.stderr
+    assert "report" in stepped.stdout
+
+
 def test_html_report_renders_in_chromium(finished: str, tmp_path: Path) -> None:
     done = run_cli("report", finished, "--html")
     assert done.returncode == 0, done.stderr
