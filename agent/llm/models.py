@@ -12,9 +12,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from tools.errors import ToolError
+from tools.errors import ToolError, first_problem
 from tools.json_text import parse_json
 
 
@@ -27,8 +27,8 @@ class ToolCall(BaseModel):
 class Reply(BaseModel):
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
 
 
 class ModelError(ToolError):
@@ -75,21 +75,11 @@ class OpenAIModel:
             raise ModelError(reason, unreachable=True) from None
         except openai.APIError as e:
             raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from None
-        if not answer.choices:
-            return Reply()
-        message = answer.choices[0].message
-        calls = [
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-            for c in (message.tool_calls or [])
-            if getattr(c, "function", None)
-        ]
-        usage = answer.usage
-        return Reply(
-            content=message.content or "",
-            tool_calls=calls,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        )
+        try:
+            return _reply(answer)
+        except (AttributeError, TypeError, ValueError) as e:  # ValueError: pydantic's too
+            what = first_problem(e) if isinstance(e, ValidationError) else f"{type(e).__name__}"
+            raise ModelError(f"the model endpoint's reply is no chat completion ({what})") from None
 
     def _within_time(self, client: Any, messages: list[dict], tools: list[dict]) -> Any:
         """The completion within timeout_s in all: the client's timeout is per read, and an
@@ -108,6 +98,25 @@ class OpenAIModel:
             ) from None
         finally:
             pool.shutdown(wait=False)
+
+
+def _reply(answer: Any) -> Reply:
+    """The SDK's reply object (built without checking what the endpoint sent) as ours."""
+    if not answer.choices:
+        return Reply()
+    message = answer.choices[0].message
+    calls = [
+        ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
+        for c in (message.tool_calls or [])
+        if getattr(c, "function", None)
+    ]
+    usage = answer.usage
+    return Reply(
+        content=message.content or "",
+        tool_calls=calls,
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+    )
 
 
 class ScriptedModel:

@@ -302,3 +302,50 @@ def test_an_endpoint_that_answers_without_end_is_given_up_in_time(tmp_path: Path
     assert result["status"] == "confirmed"
     events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "gave no answer in 2 s; the rules reasoner goes on alone" in events
+
+
+ODD_REPLIES = """
+import itertools, json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "rank_candidates", "arguments": 5}}
+REPLIES = itertools.cycle([
+    {"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "tool_calls": [CALL]}}]},
+    {"choices": "x"},
+    [1, 2],
+    {"id": "x", "choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": -5}},
+])
+
+class H(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps(next(REPLIES)).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args): pass
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_replies_that_are_no_chat_completion_are_failed_calls(tmp_path: Path) -> None:
+    """A number for a call's arguments, choices that are a string, a list for the reply, a
+    negative token count: each stopped the investigation (an AttributeError or a pydantic
+    error); they are failed calls, and the rules reasoner goes on."""
+    from tools.lab.create import create_lab
+    from tools.proc.server import free_port
+
+    lab = tmp_path / "lab"
+    create_lab("seed", lab)
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", ODD_REPLIES, str(port)])
+    try:
+        _wait_listening(port)
+        result = _investigate(lab, f"http://127.0.0.1:{port}/v1")
+    finally:
+        server.kill()
+        server.wait()
+    assert result["status"] == "confirmed", result
+    events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "reply is no chat completion" in events
