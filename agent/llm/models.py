@@ -78,7 +78,7 @@ class OpenAIModel:
         try:
             return _reply(answer)
         except (AttributeError, TypeError, ValueError) as e:  # ValueError: pydantic's too
-            what = first_problem(e) if isinstance(e, ValidationError) else f"{type(e).__name__}"
+            what = first_problem(e) if isinstance(e, ValidationError) else type(e).__name__
             raise ModelError(f"the model endpoint's reply is no chat completion ({what})") from None
 
     def _within_time(self, client: Any, messages: list[dict], tools: list[dict]) -> Any:
