@@ -444,3 +444,31 @@ def test_a_server_that_answers_without_end_is_stopped_in_time(tmp_path: Path) ->
     assert_one_line_error(
         done, "the bench ran past bench.timeout_s (3 s): 0 of 2 requests answered"
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(200, "streamed a line of over 16,777,216 characters"), (500, "returned HTTP 500: 'data: ")],
+)
+def test_a_reply_without_end_is_read_within_a_bound(tmp_path: Path, status: int, said: str) -> None:
+    """A line without end was kept whole by httpx's line reader until the bench's deadline
+    (gigabytes); an error reply without end was read whole before its first 200 characters
+    were shown."""
+    script = tmp_path / "server.py"
+    script.write_text(
+        tiny_server(
+            "self.rfile.read(int(self.headers.get('Content-Length', 0)))\n"
+            f"self.send_response({status}); self.end_headers()\n"
+            "self.wfile.write(b'data: ')\n"
+            "while True:\n"
+            "    self.wfile.write(b'x' * 1_000_000)\n"
+        )
+    )
+    port = free_port()
+    argv = [sys.executable, str(script), str(port)]
+    log = tmp_path / "s.log"
+    with (
+        running_server(argv, tmp_path, dict(os.environ), port, log, "/"),
+        pytest.raises(BenchError, match=said),
+    ):
+        run_http_bench(f"http://127.0.0.1:{port}", "generate", 1, 1, 4, 4, warmup=0, timeout_s=120)

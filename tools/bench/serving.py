@@ -6,6 +6,7 @@ time to first token) when it reports them, else from the client's clock; each me
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -83,15 +84,36 @@ def _prompt(input_len: int, i: int) -> str:
     return (f"request {i}: " + "tell me about speculative decoding " * input_len)[: input_len * 4]
 
 
+LINE_LIMIT = 16 << 20  # characters of one streamed line: a chunk holds the text so far
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(response: httpx.Response, url: str) -> Iterator[str]:
+    """The stream's lines; one longer than LINE_LIMIT is an error (httpx's own line reader
+    keeps a line without end whole, in memory, until the bench's deadline)."""
+    parts: list[str] = []  # the pieces of the line not yet ended
+    size = 0
+    for text in response.iter_text():
+        *ended, rest = _NEWLINE.split(text)
+        if ended:
+            yield "".join([*parts, ended[0]])
+            yield from ended[1:]
+            parts, size = [], 0
+        parts.append(rest)
+        size += len(rest)
+        if size > LINE_LIMIT:
+            raise BenchError(f"POST {url} streamed a line of over {LINE_LIMIT:,} characters")
+    if parts and "".join(parts):
+        yield "".join(parts)
+
+
 def _stream_chunks(client: httpx.Client, url: str, body: dict) -> Iterator[dict]:
     """The JSON objects of a server-sent-event stream (`data: {...}` lines, `[DONE]` ends it)."""
     with client.stream("POST", url, json=body) as response:
         if response.status_code != 200:
-            response.read()
-            raise BenchError(
-                f"POST {url} returned HTTP {response.status_code}: {response.text[:200]!r}"
-            )
-        for line in response.iter_lines():
+            head = next(response.iter_bytes(), b"")[:200].decode(errors="replace")
+            raise BenchError(f"POST {url} returned HTTP {response.status_code}: {head!r}")
+        for line in _lines(response, url):
             if not line.startswith("data:") or line.strip() == "data: [DONE]":
                 continue
             try:
