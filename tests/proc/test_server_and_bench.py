@@ -472,3 +472,24 @@ def test_a_reply_without_end_is_read_within_a_bound(tmp_path: Path, status: int,
         pytest.raises(BenchError, match=said),
     ):
         run_http_bench(f"http://127.0.0.1:{port}", "generate", 1, 1, 4, 4, warmup=0, timeout_s=120)
+
+
+def test_the_profilers_routes_are_answered_by_their_status(tmp_path: Path) -> None:
+    """/start_profile's reply was read whole: a body without end hung the launch."""
+    from tools.profile.torch_profiler import start_torch_profile, stop_torch_profile
+
+    script = tmp_path / "server.py"
+    script.write_text(
+        tiny_server(
+            "self.rfile.read(int(self.headers.get('Content-Length', 0)))\n"
+            "self.send_response(200); self.end_headers()\n"
+            "while True:\n"
+            "    self.wfile.write(b' ' * 100_000)\n"
+        )
+    )
+    port = free_port()
+    argv = [sys.executable, str(script), str(port)]
+    with running_server(argv, tmp_path, dict(os.environ), port, tmp_path / "s.log", "/"):
+        url = f"http://127.0.0.1:{port}"
+        assert start_torch_profile(url, str(tmp_path / "traces"), 8) is None
+        assert stop_torch_profile(url) is None

@@ -16,13 +16,14 @@ TIMEOUT_S = 300.0  # writing the traces of a long bench takes a while
 def _post(base_url: str, route: str, body: dict | None, api_key: str | None) -> str | None:
     """None when the server did it; else why not, in one line."""
     try:
-        with server_client(TIMEOUT_S, api_key) as client:
-            reply = client.post(base_url + route, json=body)
+        with (
+            server_client(TIMEOUT_S, api_key) as client,
+            client.stream("POST", base_url + route, json=body) as reply,
+        ):
+            status = reply.status_code  # its body is not needed (one without end hung here)
     except httpx.HTTPError as e:
         return f"{route}: {type(e).__name__}"
-    if reply.status_code == 200:
-        return None
-    return f"{route} answered {reply.status_code}"
+    return None if status == 200 else f"{route} answered {status}"
 
 
 def _utf8(text: str) -> bool:
