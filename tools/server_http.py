@@ -41,19 +41,24 @@ def get_json(client: httpx.Client, url: str, seconds: float = 5.0) -> Any | None
     """The JSON of GET `url`; None where it answers otherwise, is not JSON, or takes longer
     than `seconds` or more than JSON_LIMIT bytes (a body without end hung the launch: httpx's
     timeout is per read)."""
-    deadline = time.monotonic() + seconds
-    body = bytearray()
     with client.stream("GET", url) as reply:
-        if reply.status_code != 200:
-            return None
-        for chunk in reply.iter_bytes():
-            body += chunk
-            if len(body) > JSON_LIMIT or time.monotonic() > deadline:
-                return None
+        body = read_body(reply, JSON_LIMIT, seconds) if reply.status_code == 200 else None
     try:
-        return parse_json(bytes(body))
+        return None if body is None else parse_json(body)
     except ValueError:
         return None
+
+
+def read_body(reply: httpx.Response, limit: int, seconds: float) -> bytes | None:
+    """A streamed reply's body; None past `limit` bytes or `seconds` (httpx's timeout is per
+    read: a body without end is never late)."""
+    deadline = time.monotonic() + seconds
+    body = bytearray()
+    for chunk in reply.iter_bytes():
+        body += chunk
+        if len(body) > limit or time.monotonic() > deadline:
+            return None
+    return bytes(body)
 
 
 def environment_problem() -> str | None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -51,6 +52,16 @@ class Index(BaseHTTPRequestHandler):
             body, kind = json.dumps({"meta": {"api-version": "1.1"}, "files": files}), SIMPLE_JSON
         elif self.path == "/simple/html-only/":
             body, kind = "<html></html>", "text/html"
+        elif self.path == "/simple/odd-files/":  # an AttributeError once
+            body, kind = json.dumps({"files": [1, 2]}), SIMPLE_JSON
+        elif self.path == "/simple/endless/":  # read whole once: the run hung
+            self.send_response(200)
+            self.send_header("Content-Type", SIMPLE_JSON)
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                while True:
+                    self.wfile.write(b" " * 1_000_000)
+            return
         else:
             self.send_error(404)
             return
@@ -79,6 +90,8 @@ def test_from_an_index(index: str) -> None:
     for name, says in [
         ("nothere", "not on the index"),
         ("html-only", "not its JSON API"),
+        ("odd-files", "sent a project page without files"),
+        ("endless", "sent over 134,217,728 bytes, or too slowly"),
     ]:
         with pytest.raises(ReleasesError, match=says):
             releases_on_index(index, name)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -22,8 +23,13 @@ from packaging.utils import (
 from packaging.version import Version
 
 from tools.errors import ToolError
+from tools.json_text import parse_json
+
+if TYPE_CHECKING:
+    import httpx
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+INDEX_LIMIT = 128 << 20  # bytes of one project's page: torch's, thousands of files, is a few MB
 PYPI = "https://pypi.org/simple"
 
 
@@ -64,22 +70,7 @@ def releases_in_folder(folder: Path, name: str) -> set[Version]:
     return {v for v in found if v is not None}
 
 
-def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set[Version]:
-    """From `{index_url}/{name}/` (PEP 691 JSON), e.g. https://pypi.org/simple."""
-    import httpx
-
-    from tools.server_http import environment_problem
-
-    url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
-    try:
-        answer = httpx.get(
-            url, headers={"Accept": SIMPLE_JSON}, timeout=timeout_s, follow_redirects=True
-        )
-    except (httpx.HTTPError, httpx.InvalidURL) as e:
-        raise ReleasesError(f"cannot list the releases of {name} at {url}: {e}") from None
-    except (OSError, ImportError) as e:  # the environment's certificates or proxy: say which
-        why = environment_problem() or e
-        raise ReleasesError(f"cannot list the releases of {name} at {url}: {why}") from None
+def _check_answer(answer: httpx.Response, url: str, name: str, index_url: str) -> None:
     if answer.status_code == 404:
         raise ReleasesError(f"{name} is not on the index {index_url}")
     if answer.status_code != 200 or SIMPLE_JSON not in answer.headers.get("content-type", ""):
@@ -87,9 +78,32 @@ def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set
             f"the index at {url} answered {answer.status_code} "
             f"({answer.headers.get('content-type', 'no type')}), not its JSON API (PEP 691)"
         )
+
+
+def releases_on_index(index_url: str, name: str, timeout_s: float = 30.0) -> set[Version]:
+    """From `{index_url}/{name}/` (PEP 691 JSON), e.g. https://pypi.org/simple."""
+    import httpx
+
+    from tools.server_http import environment_problem, read_body
+
+    url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
     try:
-        files = answer.json()["files"]
+        with (
+            httpx.Client(timeout=timeout_s, follow_redirects=True) as client,
+            client.stream("GET", url, headers={"Accept": SIMPLE_JSON}) as answer,
+        ):
+            _check_answer(answer, url, name, index_url)
+            body = read_body(answer, INDEX_LIMIT, 4 * timeout_s)
+    except (httpx.HTTPError, httpx.InvalidURL) as e:
+        raise ReleasesError(f"cannot list the releases of {name} at {url}: {e}") from None
+    except (OSError, ImportError) as e:  # the environment's certificates or proxy: say which
+        why = environment_problem() or e
+        raise ReleasesError(f"cannot list the releases of {name} at {url}: {why}") from None
+    if body is None:
+        raise ReleasesError(f"the index at {url} sent over {INDEX_LIMIT:,} bytes, or too slowly")
+    try:
+        files = parse_json(body)["files"]
         found = {version_of(f["filename"], name) for f in files if not f.get("yanked")}
-    except (ValueError, KeyError, TypeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
         raise ReleasesError(f"the index at {url} sent a project page without files: {e}") from None
     return {v for v in found if v is not None}
