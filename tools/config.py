@@ -104,7 +104,7 @@ class BenchSection(_Section):
     input_len: int = Field(default=32, ge=1, le=MAX_TOKENS)
     output_len: int = Field(default=256, ge=1, le=MAX_TOKENS)
     warmup: int = Field(default=1, ge=0, le=MAX_COUNT)
-    timeout_s: float = Field(default=1800.0, gt=0, le=MAX_SECONDS)
+    timeout_s: float = Field(default=1800.0, gt=0, le=MAX_SECONDS)  # the whole bench, warm-up too
     # a launch's value: the median of its requests, or the best one. "best" suits a host whose
     # interference only ever slows requests (a shared VM: periods of a 2x slower CPU), but it
     # hides a regression that slows only some requests
