@@ -321,6 +321,21 @@ def test_a_partial_clone_whose_remote_is_gone_is_one_line(tmp_path: Path) -> Non
         assert "git diff failed" in done.stderr and "partial clone" in done.stderr, done.stderr
 
 
+def test_a_full_temp_folder_is_named_as_the_place_to_free(tmp_path: Path) -> None:
+    """git said "unable to write file" or "No space left on device" and nothing more: the user
+    looked at the repository's disk, where debug-agent writes nothing."""
+    assert os.geteuid() == 0, "mounts a small tmpfs: run as root (CI does)"
+    lab, small = tmp_path / "lab", tmp_path / "small"
+    create_lab("seed", lab)
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)], check=True)
+    try:
+        done = run_cli("experiment", cwd=lab, env={"TMPDIR": str(small)})
+        assert_one_line_error(done, f"({small}, where debug-agent's scratch trees", "set TMPDIR")
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=False)
+
+
 def test_a_disk_that_fills_mid_run_names_the_session_and_how_to_go_on(tmp_path: Path) -> None:
     """A tmpfs for the sessions, filled once the search started: one line naming the session
     folder and the resume command. The folder, moved off the full disk, resumes where it now

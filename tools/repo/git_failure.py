@@ -4,11 +4,15 @@ A partial clone whose remote cannot send a missing object says what to do."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+
 import git
 
 from tools.errors import ToolError
 
 _PROMISOR = "from promisor remote"
+LOW_SPACE = 256 << 20  # bytes free in the temp folder below which a failed write is for space
 
 
 def git_said(e: git.GitCommandError) -> str:
@@ -17,7 +21,25 @@ def git_said(e: git.GitCommandError) -> str:
     if text.startswith("stderr: '") and text.endswith("'"):
         text = text.removeprefix("stderr: '")[:-1]
     said = [line.strip() for line in text.splitlines() if line.strip()]
-    return said[-1] if said else f"exit code {e.status}"
+    return (said[-1] if said else f"exit code {e.status}") + _space_hint(text)
+
+
+def _space_hint(said: str) -> str:
+    """Where a write failed for space: the temp folder, ours, not the user's disk (git says
+    "No space left on device", or of a checkout only "unable to write file")."""
+    if "No space left on device" not in said and "unable to write" not in said:
+        return ""
+    folder = tempfile.gettempdir()
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return ""
+    if free > LOW_SPACE and "No space left on device" not in said:
+        return ""  # another cause
+    return (
+        f" ({folder}, where debug-agent's scratch trees and git objects go, has "
+        f"{free >> 20} MB free: free space there, or set TMPDIR to a larger folder)"
+    )
 
 
 def git_failure(e: git.GitCommandError) -> str:
