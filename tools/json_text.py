@@ -6,9 +6,10 @@ a line of 100,000 `[` made `replay` an internal error)."""
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter
+if TYPE_CHECKING:  # pydantic is imported where it is used: the CLI's start-up reads this file
+    from pydantic import BaseModel, TypeAdapter
 
 T = TypeVar("T")
 
@@ -25,6 +26,8 @@ def validate_json(schema: type[T] | TypeAdapter[T], text: str | bytes) -> T:
     UTF-8 (a lone surrogate, os.fsdecode's) is written as `\\udcff`, which pydantic's own parser
     refuses (a lab in such a folder made its state.json unreadable). Malformed JSON is
     pydantic's ValidationError, as from its `validate_json`."""
+    from pydantic import TypeAdapter
+
     adapter = schema if isinstance(schema, TypeAdapter) else TypeAdapter(schema)
     try:
         data = parse_json(text)

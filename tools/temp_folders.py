@@ -16,7 +16,8 @@ from pathlib import Path
 
 PREFIX = "debug-agent-"
 _NAMED = re.compile(rf"{PREFIX}[a-z]+-(\d+)-\w+")  # kind, pid, mkdtemp's random part
-_LOCKED = re.compile(r"debug-agent pid (\d+) on (.+)")
+LOCK_REASON = "debug-agent pid "  # a scratch worktree's lock: `debug-agent pid N on HOST`
+_LOCKED = re.compile(rf"{LOCK_REASON}([0-9]+)(?: on (.+))?")
 
 
 def temp_folder(kind: str) -> Path:
@@ -54,17 +55,23 @@ def _admin_folder(tree: Path) -> Path | None:
     return Path(line.removeprefix("gitdir: ")) if line.startswith("gitdir: ") else None
 
 
+def lock_owner(reason: str) -> int | None:
+    """The pid of this machine's process that locked a scratch worktree (a lock from before
+    hosts were named is this machine's); None for another machine's, or another lock. On a
+    file system nodes share, another node's worktrees are that node's to judge."""
+    owner = _LOCKED.fullmatch(reason.strip())
+    if owner is None or owner[2] not in (None, socket.gethostname()):
+        return None
+    return int(owner[1])
+
+
 def _owner_gone(admin: Path) -> bool:
-    """The worktree is locked by a process of this machine (`debug-agent pid N on HOST`, as
-    tools/repo/worktree.py writes it) that is no longer running."""
+    """The worktree's lock names a process of this machine that is no longer running."""
     try:
-        reason = (admin / "locked").read_text(errors="replace").strip()
+        owner = lock_owner((admin / "locked").read_text(errors="replace"))
     except OSError:
         return False
-    owner = _LOCKED.fullmatch(reason)
-    if owner is None or owner[2] != socket.gethostname():  # another machine's to judge
-        return False
-    return not _running(int(owner[1]))
+    return owner is not None and not _running(owner)
 
 
 def _running(pid: int) -> bool:

@@ -26,14 +26,13 @@ import git
 import psutil
 from pydantic import BaseModel
 
-from tools.digits import is_digits
 from tools.errors import ToolError
 from tools.repo.git_failure import git_said
 from tools.repo.git_isolation import isolation, scratch_git
 from tools.repo.hidden_changes import LISTING, hidden_changes, nul_separated
+from tools.temp_folders import LOCK_REASON, lock_owner
 
 PREFIX = "debug-agent-wt-"
-LOCK_REASON = "debug-agent pid "
 
 
 class GitError(ToolError):
@@ -218,12 +217,10 @@ def _our_worktrees(repo: git.Repo) -> list[StaleWorktree]:
     for line in listing.splitlines():
         if line.startswith("worktree "):
             path = line.removeprefix("worktree ")
-        elif line.startswith("locked " + LOCK_REASON) and path:
-            pid, _, host = line.removeprefix("locked " + LOCK_REASON).strip().partition(" on ")
-            # a pid is this machine's to judge: on a file system nodes share, another node's
-            # worktrees are that node's (a lock without a host is from before hosts were named)
-            if is_digits(pid) and host in ("", socket.gethostname()):
-                found.append(StaleWorktree(path=path, owner_pid=int(pid)))
+        elif line.startswith("locked ") and path:
+            pid = lock_owner(line.removeprefix("locked "))
+            if pid is not None:
+                found.append(StaleWorktree(path=path, owner_pid=pid))
     return found
 
 
