@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import git
 from tools.config import load_config
@@ -124,6 +125,35 @@ def test_a_trace_in_torchs_format_is_read_and_garbage_is_left_out(tmp_path: Path
     model.unlink()  # a file that cannot be read: named as the trace names it
     assert "pkg/model.py:attend@5" in read_torch_traces(folder, tree).functions  # type: ignore[union-attr]
     assert read_torch_traces(tmp_path / "none", tree) is None
+
+
+def test_hostile_traces_are_left_out_or_read_in_what_they_hold(tmp_path: Path) -> None:
+    """A server writes what it likes into the trace folder: fields of the wrong type (a list
+    as correlation or pid, text as a duration), a gzip stream garbled mid-way, an event
+    nested 100,000 deep, a trace of 12 MB in the top-level list form. None stops the reading;
+    what can be read counts."""
+    folder = tmp_path / "torch"
+    folder.mkdir()
+    odd = [
+        _event("cuda_runtime", "cudaLaunchKernel", 3, 1, correlation=[7]),
+        {**_event("python_function", "a.py(1): f", 0, "long"), "pid": [1]},  # type: ignore[arg-type]
+        {**_event("kernel", "k_list", 10, 400, correlation={"a": 1}), "pid": 0, "tid": 7},
+        {**_event("kernel", "k_inf", 10, float("inf")), "pid": 0, "tid": 7},
+        {**_event("kernel", "k_text", 10, "9"), "pid": 0, "tid": 7},  # type: ignore[arg-type]
+    ]
+    (folder / "odd-TP-0.trace.json").write_text(json.dumps({"traceEvents": odd}))
+    garbled = bytearray(gzip.compress(json.dumps({"traceEvents": odd * 400}).encode()))
+    garbled[len(garbled) // 2 : len(garbled) // 2 + 16] = bytes(16)
+    (folder / "garbled-TP-1.trace.json.gz").write_bytes(bytes(garbled))
+    deep = '{"traceEvents": [' + "[" * 100_000 + "]" * 100_000 + "]}"
+    (folder / "deep-TP-2.trace.json").write_text(deep)
+    many = [{**_event("kernel", "gemm", i, 2), "pid": 0, "tid": 7} for i in range(100_000)]
+    (folder / "list-TP-3.trace.json").write_text(json.dumps(many))
+    profile = read_torch_traces(folder, tmp_path)
+    assert profile is not None and profile.processes == 2  # odd and list: the rest cut short
+    assert profile.samples == 1 + 100_000
+    assert profile.functions["[kernel] k_list"] == (400e-6, 400e-6)
+    assert profile.functions["[kernel] gemm"][0] == pytest.approx(0.2)
 
 
 def test_a_server_without_the_routes_answers_why(tmp_path: Path) -> None:

@@ -14,11 +14,16 @@ be (tools/profile/code_names.py), else `path:name@line` as the trace names it.
 from __future__ import annotations
 
 import gzip
+import math
 import re
+import sys
+import zlib
 from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from tools.json_text import parse_json
+from tools.json_stream import array_items
 from tools.profile.code_names import SourceNames
 from tools.profile.samples import KEPT, Profile, kept_stacks, place
 
@@ -32,40 +37,65 @@ def trace_files(folder: Path) -> list[Path]:
     return sorted([*folder.glob("*.trace.json.gz"), *folder.glob("*.trace.json")])
 
 
-def _events(path: Path) -> list[dict]:
+@dataclass
+class _Trace:
+    """What one trace says, kept compact (a trace has millions of events)."""
+
+    frames: dict[tuple, list[Span]] = field(default_factory=lambda: defaultdict(list))
+    launches: dict[tuple, list[tuple[float, Hashable]]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+    kernels: list[tuple[float, str, Hashable]] = field(default_factory=list)  # s, name, corr.
+
+
+def _correlation(args: object) -> Hashable:
+    value = args.get("correlation") if isinstance(args, dict) else None
+    return value if isinstance(value, (int, float, str)) else None  # a list ties nothing
+
+
+def _read(path: Path, root: PurePath, resolve: bool, names: SourceNames) -> _Trace:
+    """The trace at `path`, streamed; a ValueError or OSError where it cannot be read whole."""
+    trace = _Trace()
+    places: dict[str, tuple[str, bool]] = {}
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", errors="replace") as f:
-        data = parse_json(f.read())
-    events = data.get("traceEvents", []) if isinstance(data, dict) else data
-    return [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+        for e in array_items(f, "traceEvents"):
+            if not isinstance(e, dict):
+                continue
+            cat, ts, dur = e.get("cat"), e.get("ts"), e.get("dur")
+            if cat in KERNEL_CATS:
+                if isinstance(dur, (int, float)) and 0 < dur < math.inf:
+                    name = sys.intern(f"[kernel] {e.get('name', '?')}")  # one str a name
+                    trace.kernels.append((dur / 1e6, name, _correlation(e.get("args"))))
+                continue
+            if not isinstance(ts, (int, float)):
+                continue
+            thread = (_key(e.get("pid")), _key(e.get("tid")))
+            if cat == "python_function" and (m := _FRAME.match(str(e.get("name", "")))):
+                if m["path"] not in places:
+                    places[m["path"]] = place(m["path"], root, resolve)
+                where, in_tree = places[m["path"]]
+                key = ""
+                if in_tree:
+                    key = sys.intern(
+                        f"{where}:{names.qualname(m['path'], m['name'], int(m['line']))}"
+                    )
+                end = ts + (dur if isinstance(dur, (int, float)) else 0)
+                trace.frames[thread].append((ts, end, key))
+            elif cat in LAUNCH_CATS:
+                trace.launches[thread].append((ts, _correlation(e.get("args"))))
+    return trace
 
 
-def _stacks(
-    events: list[dict], root: PurePath, resolve: bool, names: SourceNames
-) -> dict[object, list[str]]:
+def _key(value: object) -> Hashable:
+    return value if isinstance(value, (int, float, str)) else repr(value)
+
+
+def _stacks(trace: _Trace) -> dict[Hashable, list[str]]:
     """correlation -> the tree's functions around the launch, outermost first."""
-    frames: dict[tuple, list[Span]] = defaultdict(list)
-    launches: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
-    places: dict[str, tuple[str, bool]] = {}
-    for e in events:
-        thread, ts = (e.get("pid"), e.get("tid")), e.get("ts")
-        if not isinstance(ts, (int, float)):
-            continue
-        if e.get("cat") == "python_function" and (m := _FRAME.match(str(e.get("name", "")))):
-            if m["path"] not in places:
-                places[m["path"]] = place(m["path"], root, resolve)
-            where, in_tree = places[m["path"]]
-            end = ts + float(e.get("dur") or 0)
-            key = ""
-            if in_tree:
-                qualname = names.qualname(m["path"], m["name"], int(m["line"]))
-                key = f"{where}:{qualname}"
-            frames[thread].append((ts, end, key))
-        elif e.get("cat") in LAUNCH_CATS and isinstance(args := e.get("args"), dict):
-            launches[thread].append((ts, args.get("correlation")))
-    found: dict[object, list[str]] = {}
-    for thread, calls in launches.items():
-        spans = sorted(frames.get(thread, []), key=lambda s: (s[0], -s[1]))
+    found: dict[Hashable, list[str]] = {}
+    for thread, calls in trace.launches.items():
+        spans = sorted(trace.frames.get(thread, []), key=lambda s: (s[0], -s[1]))
         open_spans: list[Span] = []  # the frames around the time swept to: they nest
         i = 0
         for ts, correlation in sorted(calls, key=lambda c: c[0]):
@@ -76,7 +106,8 @@ def _stacks(
                 i += 1
             while open_spans and open_spans[-1][1] < ts:
                 open_spans.pop()
-            found[correlation] = [n for start, end, n in open_spans if n and end >= ts]
+            if correlation is not None:
+                found[correlation] = [n for start, end, n in open_spans if n and end >= ts]
     return found
 
 
@@ -91,22 +122,17 @@ def read_torch_traces(folder: Path, tree: PurePath, resolve: bool = True) -> Pro
     names = SourceNames()  # the tree's files, each parsed once for all the ranks' traces
     for path in trace_files(folder):
         try:
-            events = _events(path)
-        except (OSError, ValueError, EOFError):
-            continue  # a trace cut short: the others still count
+            trace = _read(path, root, resolve, names)
+        except (OSError, ValueError, EOFError, zlib.error):
+            continue  # a trace cut short or garbled: the others still count
         read += 1
-        stacks = _stacks(events, root, resolve, names)
-        for e in events:
-            args, dur = e.get("args"), e.get("dur")
-            if e.get("cat") not in KERNEL_CATS or not isinstance(dur, (int, float)) or dur <= 0:
-                continue
-            spent = dur / 1e6
+        stacks = _stacks(trace)
+        for spent, name, correlation in trace.kernels:
             seconds += spent
             kernels += 1
-            name = f"[kernel] {e.get('name', '?')}"
             own[name] += spent
             inclusive[name] += spent
-            stack = stacks.get(args.get("correlation")) if isinstance(args, dict) else None
+            stack = stacks.get(correlation) if correlation is not None else None
             collapsed[";".join([*(stack or []), name])] += spent
             if stack:
                 own[stack[-1]] += spent
