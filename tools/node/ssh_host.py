@@ -63,18 +63,16 @@ class Endpoint(BaseModel):
 
 def resolve(host: HostSection) -> Endpoint:
     """`[host]` plus ~/.ssh/config, as OpenSSH would combine them."""
-    import paramiko
 
     spec = host.ssh
     user, _, rest = spec.rpartition("@")
     alias, _, port = rest.partition(":")
     if not alias or (port and not is_digits(port)):
         raise HostError(f"[host] ssh = {spec!r}: expected user@host[:port]")
-    found: dict = {}
-    config_file = Path.home() / ".ssh" / "config"
-    if config_file.exists():
-        found = paramiko.SSHConfig.from_path(str(config_file)).lookup(alias)
+    found = _ssh_config(alias)
+    # OpenSSH passes over an IdentityFile of ~/.ssh/config that is missing or not a key
     identities = [host.identity] if host.identity else found.get("identityfile", [])
+    identities = [p for p in identities if host.identity or not _key_problem(p)]
     known = [
         str(Path.home() / ".ssh" / "known_hosts"),
         *found.get("userknownhostsfile", "").split(),
@@ -84,9 +82,7 @@ def resolve(host: HostSection) -> Endpoint:
     if not is_digits(number) or not 0 < int(number) < 65536:
         where = f"[host] ssh = {spec!r}" if port else f"~/.ssh/config's Port for {alias}"
         raise HostError(f"{where}: {number!r} is not a port (1 to 65535)")
-    key = Path(host.identity).expanduser() if host.identity else None
-    if key is not None and not key.is_file():
-        why = "is not a regular file" if key.exists() else "not found"
+    if host.identity and (why := _key_problem(host.identity)):
         raise HostError(f"[host] identity file {host.identity} {why}")
     return Endpoint(
         alias=alias,
@@ -96,6 +92,39 @@ def resolve(host: HostSection) -> Endpoint:
         identities=[str(Path(p).expanduser()) for p in identities],
         known_hosts=[str(Path(p).expanduser()) for p in known],
     )
+
+
+def _ssh_config(alias: str) -> dict:
+    """What ~/.ssh/config says of `alias` (nothing where there is no such file)."""
+    import paramiko
+
+    config_file = Path.home() / ".ssh" / "config"
+    if not config_file.exists():
+        return {}
+    try:
+        return paramiko.SSHConfig.from_path(str(config_file)).lookup(alias)
+    except UnicodeDecodeError:
+        raise HostError("~/.ssh/config is not UTF-8 text: OpenSSH's config is") from None
+    except paramiko.ConfigParseError as e:
+        raise HostError(f"~/.ssh/config cannot be read: {e}") from None
+
+
+def _key_problem(path: str) -> str | None:
+    """Why the private key file at `path` cannot be used (None: it can, or it needs a
+    passphrase, which the ssh-agent may hold)."""
+    import paramiko
+
+    key = Path(path).expanduser()
+    if not key.is_file():
+        return "is not a regular file" if key.exists() else "not found"
+    try:
+        paramiko.PKey.from_path(key)
+    except TypeError:  # cryptography's word for a key that needs its passphrase
+        return None
+    except (OSError, ValueError, paramiko.SSHException):  # not UTF-8 text: a ValueError
+        hint = ": the private key is the file without .pub" if key.suffix == ".pub" else ""
+        return f"is not a private key{hint}"
+    return None
 
 
 class SSHHost:
@@ -116,7 +145,12 @@ class SSHHost:
         client = paramiko.SSHClient()
         for path in e.known_hosts:
             if Path(path).is_file():
-                client.load_host_keys(path)
+                try:
+                    client.load_host_keys(path)
+                except UnicodeDecodeError:
+                    raise HostError(f"known hosts file {path} is not UTF-8 text") from None
+                except paramiko.SSHException as err:
+                    raise HostError(f"known hosts file {path} cannot be read: {err}") from None
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
             client.connect(
@@ -131,6 +165,11 @@ class SSHHost:
         except socket.gaierror:
             raise HostError(
                 f"cannot resolve host {e.hostname!r} ([host] ssh = {self.section.ssh!r})"
+            ) from None
+        except paramiko.PasswordRequiredException:
+            raise HostError(
+                f"{e.label}: the SSH key ({', '.join(e.identities)}) needs its passphrase, "
+                "which debug-agent does not ask: add the key to ssh-agent (ssh-add)"
             ) from None
         except paramiko.AuthenticationException as err:
             if "timeout" in str(err).lower() or "transport shut down" in str(err):
