@@ -7,13 +7,14 @@ the LLM path can be run and tested without a paid endpoint.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from tools.daemon_pool import DaemonPool
 from tools.errors import ToolError, first_problem
 from tools.json_text import parse_json
 
@@ -84,10 +85,10 @@ class OpenAIModel:
     def _within_time(self, client: Any, messages: list[dict], tools: list[dict]) -> Any:
         """The completion within timeout_s in all: the client's timeout is per read, and an
         endpoint that sends its body a few bytes at a time, without end, hung the run."""
-        pool = ThreadPoolExecutor(max_workers=1)
+        pool = DaemonPool(1, "llm")
         create = client.chat.completions.create
         future = pool.submit(
-            create, model=self.name, messages=messages, tools=tools, tool_choice="auto"
+            partial(create, model=self.name, messages=messages, tools=tools, tool_choice="auto")
         )
         try:
             return future.result(timeout=self.timeout_s)
@@ -97,7 +98,7 @@ class OpenAIModel:
                 f"the model endpoint gave no answer in {self.timeout_s:g} s", unreachable=True
             ) from None
         finally:
-            pool.shutdown(wait=False)
+            pool.shutdown()
 
 
 def _reply(answer: Any) -> Reply:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -493,3 +495,32 @@ def test_the_profilers_routes_are_answered_by_their_status(tmp_path: Path) -> No
         url = f"http://127.0.0.1:{port}"
         assert start_torch_profile(url, str(tmp_path / "traces"), 8) is None
         assert stop_torch_profile(url) is None
+
+
+def test_a_bench_stopped_by_sigterm_ends_though_its_request_waits_on(tmp_path: Path) -> None:
+    """SIGTERM unwinds the bench, but its request's thread still waits for the reply (a server
+    that never answers, reached where closing the client does not wake the read: a node's
+    relay). ThreadPoolExecutor's workers are joined as the interpreter exits: the agent lived
+    on until httpx's read timeout (bench.timeout_s, 600 s by default), its cleanup done."""
+    script = tmp_path / "server.py"
+    script.write_text(tiny_server("time.sleep(3600)"))
+    port = free_port()
+    argv = [sys.executable, str(script), str(port)]
+    bench = (
+        "import signal, sys\n"
+        "from tools.bench.serving import run_http_bench\n"
+        "signal.signal(signal.SIGTERM, lambda n, f: sys.exit(143))  # as the CLI does\n"
+        "print('benching', flush=True)\n"
+        f"run_http_bench('http://127.0.0.1:{port}', 'generate', 1, 1, 4, 4, 0, 300.0)\n"
+    )
+    with running_server(argv, tmp_path, dict(os.environ), port, tmp_path / "s.log", "/"):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", bench], stdout=subprocess.PIPE, text=True, cwd=REPO_ROOT
+        )
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == "benching\n"
+            time.sleep(1.0)  # the request is on its way, its thread in the read
+            proc.terminate()
+            assert proc.wait(timeout=30) == 143
+        finally:
+            proc.kill()

@@ -10,12 +10,14 @@ import re
 import statistics
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from tools.daemon_pool import DaemonPool
 from tools.errors import ToolError, first_problem
 from tools.json_text import parse_json
 from tools.server_http import get_json, server_client
@@ -307,12 +309,13 @@ def run_http_bench(
             # the whole bench within timeout_s: a server that streams without end (or a byte
             # at a time) never trips httpx's timeout, which is per read
             deadline = time.monotonic() + timeout_s
-            pool = ThreadPoolExecutor(max_workers=concurrency)
+            pool = DaemonPool(concurrency, "bench")
             try:
                 for i in range(warmup):
-                    _in_time(pool.submit(one, -1 - i), deadline, timeout_s, "a warm-up request")
+                    warm = pool.submit(partial(one, -1 - i))
+                    _in_time(warm, deadline, timeout_s, "a warm-up request")
                 samples: list[RequestSample] = []
-                for future in [pool.submit(one, i) for i in range(requests)]:
+                for future in [pool.submit(partial(one, i)) for i in range(requests)]:
                     answered = f"{len(samples)} of {requests} requests answered"
                     samples.append(_in_time(future, deadline, timeout_s, answered))
                     if on_done:
@@ -320,7 +323,7 @@ def run_http_bench(
             finally:
                 # on Ctrl-C or an error, never wait for requests still in flight: stopping the
                 # server (the caller's next step) ends them
-                pool.shutdown(wait=False, cancel_futures=True)
+                pool.shutdown()
     except httpx.HTTPError as e:
         raise BenchError(
             f"benchmark request to {base_url} failed: {type(e).__name__}: {e}"
