@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from tools.proc.server import free_port
 
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+SFTP_SERVER = "/usr/lib/openssh/sftp-server"  # openssh-server's, where Debian puts it
 
 
 class Sshd(BaseModel):
@@ -49,7 +50,8 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 
 @pytest.fixture(scope="session")
 def sshd_without_forwarding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
-    """As some clusters' nodes are: AllowTcpForwarding no, and a PYTHONPATH set for sessions."""
+    """As some clusters' nodes are: AllowTcpForwarding no, a PYTHONPATH set for sessions, and a
+    greeting before every command's output."""
     yield from _sshd(tmp_path_factory, forwarding=False)
 
 
@@ -63,6 +65,16 @@ def _sshd(tmp_path_factory: pytest.TempPathFactory, forwarding: bool) -> Iterato
     # the node's temporary folder is this server's own: what its sessions run (the run folders
     # of the supervisor) is told apart from another test's, run beside it by the other worker
     (folder / "node-tmp").mkdir()
+    # a node that greets, as ~/.bashrc or a login script often does on a cluster: text before
+    # every command's own output, on stdout and stderr (SFTP is served without it, as it must)
+    greeting = folder / "greeting.sh"
+    greeting.write_text(f"""#!/bin/sh
+case "$SSH_ORIGINAL_COMMAND" in internal-sftp) exec {SFTP_SERVER};; esac
+echo "Welcome to the node ($(date))"; echo "Your quota: 80 % used" >&2
+exec bash -c "$SSH_ORIGINAL_COMMAND"
+""")
+    greeting.chmod(0o755)
+    node_only = f"ForceCommand {greeting}\n" if not forwarding else ""
     port = free_port()
     (folder / "sshd_config").write_text(f"""\
 Port {port}
@@ -80,7 +92,7 @@ SetEnv TMPDIR={folder}/node-tmp{"" if forwarding else f" PYTHONPATH={folder}/nod
 AcceptEnv GIT_PROTOCOL
 Subsystem sftp internal-sftp
 LogLevel {"ERROR" if forwarding else "INFO"}
-""")
+{node_only}""")
     if os.geteuid() == 0:
         Path("/run/sshd").mkdir(exist_ok=True)  # its privilege-separation folder
     log = open(folder / "sshd.log", "wb")  # noqa: SIM115 (held for the server's life)

@@ -265,6 +265,19 @@ def test_agent_killed_mid_experiment_leaves_nothing_on_the_node(
     assert _wait(lambda: only_main_worktree(lab), 10)  # removed after the server has stopped
 
 
+def _served_by(sshd: Sshd, processes: list[psutil.Process]) -> list[psutil.Process]:
+    """Those started through this sshd (its sessions' TMPDIR), not the other worker's: a
+    machine-wide kill of supervisors cut the other worker's experiment off."""
+    found = []
+    for proc in processes:
+        try:
+            if proc.environ().get("TMPDIR") == sshd.tmp:
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
 def _with_cmdline(*words: str) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter():
@@ -285,14 +298,14 @@ def test_supervisor_killed_on_the_node_takes_its_server_along(
     try:
         assert _wait(lambda: _server_up(sshd), 60)
         first = {p.pid for p in _run_processes(sshd)}
-        for supervisor in _with_cmdline("remote_helper.py", "supervise"):
+        for supervisor in _served_by(sshd, _with_cmdline("remote_helper.py", "supervise")):
             supervisor.kill()  # its cleanup never runs: the server's keeper must act
         assert _wait(lambda: not first & {p.pid for p in _run_processes(sshd)}, 15)
     finally:
         agent.kill()
         agent.wait()
     assert _wait(lambda: not _run_processes(sshd), 15)
-    assert _wait(lambda: not _with_cmdline("group_keeper.py"), 10)
+    assert _wait(lambda: not _served_by(sshd, _with_cmdline("group_keeper.py")), 10)
 
 
 def test_dropped_connection_discards_the_experiment_and_runs_it_again(

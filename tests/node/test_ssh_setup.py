@@ -12,7 +12,7 @@ import pytest
 
 from tests.node.sshd import Sshd
 from tools.config import HostSection
-from tools.node.ssh_host import HostError, connect
+from tools.node.ssh_host import HostError, SSHHost
 
 ALIAS = "gpu-node"
 
@@ -34,7 +34,7 @@ def _write_config(home: Path, sshd: Sshd, *identities: str) -> None:
 
 def _refused(section: HostSection) -> str:
     with pytest.raises(HostError) as refused:
-        connect(section).close()
+        SSHHost(section).close()  # a connection of its own: connect() keeps one per section
     assert "\n" not in str(refused.value)
     return str(refused.value)
 
@@ -47,7 +47,7 @@ def test_identity_files_of_the_config_that_are_no_keys_are_passed_over(
     garbage = home / "garbage_key"
     garbage.write_bytes(bytes(range(256)) * 4)
     _write_config(home, sshd, str(home / "missing_key"), str(garbage), sshd.key)
-    host = connect(HostSection(ssh=ALIAS))
+    host = SSHHost(HostSection(ssh=ALIAS))
     assert host.run("echo up")[1].strip() == "up"
     host.close()
 

@@ -320,18 +320,21 @@ def state(repo: str, good: str) -> dict:
 
 
 def pump(
-    one: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
-    other: tuple[Any, Callable[[], bytes], Callable[[bytes], None]],
+    one: tuple[Any, Callable[[], bytes | None], Callable[[bytes], None]],
+    other: tuple[Any, Callable[[], bytes | None], Callable[[bytes], None]],
 ) -> None:
     """Copy bytes both ways between two ends until either one closes.
 
-    An end is something select() takes, how to read from it, and how to write to it.
+    An end is something select() takes, how to read from it (b"": closed; None: nothing to
+    pass on this time), and how to write to it.
     """
     while True:
         ready, _, _ = select.select([one[0], other[0]], [], [])
         for source, target in ((one, other), (other, one)):
             if source[0] in ready:
                 data = source[1]()
+                if data is None:
+                    continue
                 if not data:
                     return
                 target[2](data)

@@ -7,12 +7,13 @@ connection settings come from the [host] section in DEBUG_AGENT_SSH_HOST, not fr
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 
 from tools.config import HostSection
 from tools.errors import ToolError
-from tools.node.ssh_host import connect
+from tools.node.ssh_host import after_mark, connect
 
 HOST_VAR = "DEBUG_AGENT_SSH_HOST"
 
@@ -20,10 +21,9 @@ HOST_VAR = "DEBUG_AGENT_SSH_HOST"
 def main() -> int:
     try:
         host = connect(HostSection.model_validate_json(os.environ[HOST_VAR]))
-        channel = host.client.get_transport().open_session()
-        if os.environ.get("GIT_PROTOCOL"):
-            channel.set_environment_variable("GIT_PROTOCOL", os.environ["GIT_PROTOCOL"])
-        channel.exec_command(sys.argv[-1])
+        protocol = os.environ.get("GIT_PROTOCOL")  # git's v2 protocol, as sshd's SendEnv gives it
+        prefix = f"GIT_PROTOCOL={shlex.quote(protocol)} " if protocol else ""
+        channel, first = host.start(prefix + sys.argv[-1])
     except (ToolError, OSError, EOFError, KeyError) as e:
         sys.stderr.write(f"debug-agent ssh: {e}\n")
         return 255
@@ -34,13 +34,13 @@ def main() -> int:
         channel.shutdown_write()
 
     threading.Thread(target=send, daemon=True).start()
+    data = first  # what came with the greeting: git may wait for it before it says more
     while True:
-        data = channel.recv(65536)
-        if not data:
-            break
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
-    sys.stderr.buffer.write(channel.recv_stderr(1 << 20))
+        if not (data := channel.recv(65536)):
+            break
+    sys.stderr.buffer.write(after_mark(channel.recv_stderr(1 << 20)))
     return channel.recv_exit_status()
 
 

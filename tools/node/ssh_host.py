@@ -15,8 +15,12 @@ import shlex
 import socket
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    import paramiko
 
 from tools.bounded_read import check_regular, check_size
 from tools.config import HostSection
@@ -38,6 +42,26 @@ REMOTE_CACHE = ".cache/debug-agent"  # under the node user's home
 # paramiko logs what it then raises (e.g. a refused channel the tunnel expects and handles);
 # without a handler Python would print those lines on the user's terminal
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
+
+
+# printed first on stdout and stderr by every command we run: what comes before it is the login
+# shell's own (a greeting in ~/.bashrc, which sshd's bash reads), not the command's
+OUTPUT_BEGINS = b"--debug-agent-output-begins--\n"
+_GREETING_LIMIT = 1 << 20
+
+
+def marked(command: str, replace_shell: bool = False) -> str:
+    """`command` after the mark; `replace_shell`: exec'd, so that it is sshd's child as it
+    would be alone (a supervisor under a shell of its own was cut off on a new connection)."""
+    mark = shlex.quote(OUTPUT_BEGINS.decode().strip())
+    run = f"exec env {command}" if replace_shell else command  # env: VAR=value words too
+    return f"printf '%s\\n' {mark}; printf '%s\\n' {mark} >&2; {run}"
+
+
+def after_mark(output: bytes) -> bytes:
+    """A command's output without what the login shell wrote before it."""
+    at = output.find(OUTPUT_BEGINS)
+    return output[at + len(OUTPUT_BEGINS) :] if at >= 0 else output
 
 
 class HostError(ToolError):
@@ -200,13 +224,38 @@ class SSHHost:
     def run(self, command: str, timeout_s: float = 60.0) -> tuple[int, str, str]:
         """Run a shell command on the node: (exit code, stdout, stderr)."""
         try:
-            _, out, err = self.client.exec_command(command, timeout=timeout_s)
+            _, out, err = self.client.exec_command(marked(command), timeout=timeout_s)
             stdout, stderr = (
-                out.read().decode(errors="replace"),
-                err.read().decode(errors="replace"),
+                after_mark(out.read()).decode(errors="replace"),
+                after_mark(err.read()).decode(errors="replace"),
             )
             return out.channel.recv_exit_status(), stdout, stderr
         except (OSError, EOFError) as e:
+            raise HostLost(
+                f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
+            ) from None
+
+    def start(self, command: str, timeout_s: float = 60.0) -> tuple[paramiko.Channel, bytes]:
+        """A channel running `command` (one program, with its arguments and variables) on the
+        node, read past the login shell's greeting, and what the program wrote after it that
+        was read with the greeting."""
+        try:
+            channel = self.client.get_transport().open_session()
+            channel.exec_command(marked(command, replace_shell=True))
+            channel.settimeout(timeout_s)
+            seen = b""
+            while (at := seen.find(OUTPUT_BEGINS)) < 0:
+                chunk = channel.recv(65536)
+                if not chunk:  # the shell ended before the command: it has nothing to say
+                    return channel, b""
+                seen = (seen + chunk)[-_GREETING_LIMIT:]
+            channel.settimeout(None)
+            return channel, seen[at + len(OUTPUT_BEGINS) :]
+        except TimeoutError:
+            raise HostLost(
+                f"{self.endpoint.label} did not start {command!r} in {timeout_s:g} s"
+            ) from None
+        except (OSError, EOFError, AttributeError) as e:  # no transport: AttributeError
             raise HostLost(
                 f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
             ) from None
@@ -278,7 +327,11 @@ class SSHHost:
             base = f"{self.home()}/{REMOTE_CACHE}/{tag}"
             self.run(f"mkdir -p {shlex.quote(base)}/hooks")
             for name, path in UPLOADS.items():
-                self.sftp.put(str(path), f"{base}/{name}")
+                # written aside, then renamed: another agent's supervisor on this node may be
+                # starting from the file this moment (put rewrites it in place)
+                aside = f"{base}/{name}.{os.getpid()}-{id(self)}"
+                self.sftp.put(str(path), aside)
+                self.sftp.posix_rename(aside, f"{base}/{name}")
             self._helper = f"{base}/remote_helper.py"
         return self._helper
 

@@ -24,11 +24,22 @@ from tools.node.ssh_host import SSHHost
 PROHIBITED = paramiko.common.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
 
 
-def _pump(client: socket.socket, channel: paramiko.Channel) -> None:
+def _from_channel(channel: paramiko.Channel) -> bytes | None:
+    """The connection's next bytes (None: none yet). select() wakes for stderr as well, where
+    the node's login shell greets a relay: left unread, recv() waited for bytes that never
+    came, and the request waiting to go out never went."""
+    if channel.recv_stderr_ready():
+        channel.recv_stderr(65536)  # the greeting, or the relay's own complaint: not the bytes
+        return None
+    return channel.recv(65536)
+
+
+def _pump(client: socket.socket, channel: paramiko.Channel, first: bytes) -> None:
     try:
+        client.sendall(first)  # what the relay sent with the shell's greeting
         pump(
             (client, lambda: client.recv(65536), client.sendall),
-            (channel, lambda: channel.recv(65536), channel.sendall),
+            (channel, lambda: _from_channel(channel), channel.sendall),
         )
     except (OSError, EOFError):
         pass
@@ -44,21 +55,21 @@ class _Channels:
         self.host, self.remote_port = host, remote_port
         self.relay = False
 
-    def open(self, peer: tuple[str, int]) -> paramiko.Channel:
+    def open(self, peer: tuple[str, int]) -> tuple[paramiko.Channel, bytes]:
+        """The channel, and what it already sent."""
         transport = self.host.client.get_transport()
         if not self.relay:
             try:
-                return transport.open_channel("direct-tcpip", ("127.0.0.1", self.remote_port), peer)
+                target = ("127.0.0.1", self.remote_port)
+                return transport.open_channel("direct-tcpip", target, peer), b""
             except paramiko.ChannelException as e:
                 if e.code != PROHIBITED:
                     raise
                 self.relay = True
-        channel = transport.open_session()
-        channel.exec_command(
+        return self.host.start(
             f"{shlex.quote(self.host.section.python)} "
             f"{shlex.quote(self.host.helper())} relay {self.remote_port}"
         )
-        return channel
 
 
 @contextmanager
@@ -79,11 +90,11 @@ def forwarded_port(host: SSHHost, remote_port: int) -> Iterator[int]:
                 continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             try:
-                channel = channels.open(peer)
+                channel, first = channels.open(peer)
             except Exception:  # refused or dropped: the client sees a closed connection
                 client.close()
                 continue
-            threading.Thread(target=_pump, args=(client, channel), daemon=True).start()
+            threading.Thread(target=_pump, args=(client, channel, first), daemon=True).start()
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
