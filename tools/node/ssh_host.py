@@ -51,8 +51,8 @@ _GREETING_LIMIT = 1 << 20
 
 
 def marked(command: str, replace_shell: bool = False) -> str:
-    """`command` after the mark; `replace_shell`: exec'd, so that it is sshd's child as it
-    would be alone (a supervisor under a shell of its own was cut off on a new connection)."""
+    """`command` after the mark; `replace_shell`: exec'd in the shell's place, so that the
+    program's process, exit status and signals are those it would have run alone."""
     mark = shlex.quote(OUTPUT_BEGINS.decode().strip())
     run = f"exec env {command}" if replace_shell else command  # env: VAR=value words too
     return f"printf '%s\\n' {mark}; printf '%s\\n' {mark} >&2; {run}"
@@ -87,7 +87,6 @@ class Endpoint(BaseModel):
 
 def resolve(host: HostSection) -> Endpoint:
     """`[host]` plus ~/.ssh/config, as OpenSSH would combine them."""
-
     spec = host.ssh
     user, _, rest = spec.rpartition("@")
     alias, _, port = rest.partition(":")
@@ -231,9 +230,12 @@ class SSHHost:
             )
             return out.channel.recv_exit_status(), stdout, stderr
         except (OSError, EOFError) as e:
-            raise HostLost(
-                f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
-            ) from None
+            raise self._lost(e) from None
+
+    def _lost(self, error: BaseException) -> HostLost:
+        return HostLost(
+            f"connection to {self.endpoint.label} lost: {error or type(error).__name__}"
+        )
 
     def start(self, command: str, timeout_s: float = 60.0) -> tuple[paramiko.Channel, bytes]:
         """A channel running `command` (one program, with its arguments and variables) on the
@@ -256,9 +258,7 @@ class SSHHost:
                 f"{self.endpoint.label} did not start {command!r} in {timeout_s:g} s"
             ) from None
         except (OSError, EOFError, AttributeError) as e:  # no transport: AttributeError
-            raise HostLost(
-                f"connection to {self.endpoint.label} lost: {e or type(e).__name__}"
-            ) from None
+            raise self._lost(e) from None
 
     @property
     def sftp(self):

@@ -30,18 +30,11 @@ class RemoteSupervisor:
             f"DEBUG_AGENT_REPO={shlex.quote(repo)} {shlex.quote(host.section.python)} "
             f"{shlex.quote(helper)} supervise"
         )
-        try:
-            self.channel = host.client.get_transport().open_session()
-            self.channel.exec_command(command)
-        except (OSError, EOFError, AttributeError) as e:
-            raise HostLost(f"connection to {self.label} lost: {e}") from None
+        self.channel, self.buffer = host.start(command)  # past the login shell's greeting
         self.lock = threading.Lock()  # one request at a time
         self.send_lock = threading.Lock()  # a heartbeat never splits a request line
-        self.buffer = b""
-        while not (line := self._line(timeout_s=60.0)).startswith(b'{"run_dir"'):
-            pass  # the node's login shell greets before the supervisor's hello
         self.closed = threading.Event()
-        hello = json.loads(line)
+        hello = self._read_line(timeout_s=60.0)
         self.run_dir: str = hello["run_dir"]
         self.pid: int = hello["pid"]
         self.pythonpath: str = hello.get("pythonpath", "")  # what a launch there inherits
@@ -57,9 +50,6 @@ class RemoteSupervisor:
                 return
 
     def _read_line(self, timeout_s: float) -> dict:
-        return json.loads(self._line(timeout_s))
-
-    def _line(self, timeout_s: float) -> bytes:
         deadline = time.monotonic() + timeout_s
         while b"\n" not in self.buffer:
             if self.channel.recv_ready():
@@ -79,7 +69,7 @@ class RemoteSupervisor:
                 )
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        return line
+        return json.loads(line)
 
     def call(self, op: str, wait_s: float = 120.0, **args) -> dict:
         """One request, one reply; a failed op is a ToolError, a dropped link is HostLost."""
