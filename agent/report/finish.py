@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import git
 
+from agent.phases.partial_step import refute_partial_step
 from agent.report.bisection import bisection_result, commits_repo, first_bad_commit
 from agent.report.markdown_page import render_markdown
 from agent.report.markdown_text import inert_html
@@ -112,8 +113,10 @@ def _commits(
 ) -> list[CommitInfo]:
     """The commit(s) that brought a culprit: inside a first bad commit, that commit."""
     b = state.bisection
-    if b is None or not b.narrowed:
+    if b is None:
         return commits_of(repo, state.good_sha, c)
+    if not b.narrowed:  # blamed over the bisected range (a package's history: to its bad end)
+        return commits_of(repo, b.range_good_sha, c, (b.mainline or b.states)[-1].sha)
     return [first_bad] if first_bad is not None else []
 
 
@@ -297,6 +300,7 @@ def finish(state: InvestigationState, ctx: Context) -> None:
     from agent.llm.claims import judge_claims
 
     repo = commits_repo(state, ctx.repo)  # the package's history, inside its release
+    refute_partial_step(state, repo, ctx.log)  # before the culprits name their commit
     culprits, whole = _culprits(state, repo)
     _clear_the_rest(state)
     judge_claims(state, [c.id for c in culprits] if state.status == "confirmed" else [])

@@ -65,34 +65,40 @@ def _blame(repo: git.Repo, rev: str | None, path: str, **options: object) -> lis
     return found
 
 
-def _added_by(repo: git.Repo, path: str, numbers: set[int]) -> Counter[str]:
-    """Commits of the working tree's lines `numbers` (the null commit: not committed)."""
-    here = Path(str(repo.working_tree_dir)) / path
+def _added_by(repo: git.Repo, bad: str | None, path: str, numbers: set[int]) -> Counter[str]:
+    """Commits of the bad file's lines `numbers`: at commit `bad`, or in the working tree (the
+    null commit: not committed)."""
     found: Counter[str] = Counter()
-    options = {"contents": str(here), "L": _ranges(numbers), "allow_unsafe_options": True}
-    for sha, lines in _blame(repo, None, path, **options):
+    options: dict[str, object] = {"L": _ranges(numbers)}
+    if bad is None:
+        here = Path(str(repo.working_tree_dir)) / path
+        options |= {"contents": str(here), "allow_unsafe_options": True}
+    for sha, lines in _blame(repo, bad, path, **options):
         found[sha] += lines
     return found
 
 
-def _removed_by(repo: git.Repo, good_sha: str, path: str, numbers: set[int]) -> Counter[str]:
-    """Commits that removed the good file's lines `numbers` (null: removed, not committed)."""
-    head = repo.head.commit.hexsha
+def _removed_by(
+    repo: git.Repo, good_sha: str, bad: str | None, path: str, numbers: set[int]
+) -> Counter[str]:
+    """Commits that removed the good file's lines `numbers` on the way to `bad` (None: HEAD;
+    null: removed in the working tree, not committed)."""
+    head = repo.commit(bad or "HEAD").hexsha
     found: Counter[str] = Counter()
-    for last, lines in _blame(repo, f"{good_sha}..HEAD", path, reverse=True, L=_ranges(numbers)):
-        if last == head:  # still there at HEAD: the working tree removed it
+    for last, lines in _blame(repo, f"{good_sha}..{head}", path, reverse=True, L=_ranges(numbers)):
+        if last == head:  # still there at the bad commit: the working tree removed it
             found[NULL_SHA] += lines
             continue
-        found[_remover(repo, last, path)] += lines
+        found[_remover(repo, last, head, path)] += lines
     return found
 
 
-def _remover(repo: git.Repo, last: str, path: str) -> str:
-    """The child of `last` on the way to HEAD that changed `path` (the one that removed a line
-    `last` still had; on a merged history, the branch that did it)."""
+def _remover(repo: git.Repo, last: str, head: str, path: str) -> str:
+    """The child of `last` on the way to `head` that changed `path` (the one that removed a
+    line `last` still had; on a merged history, the branch that did it)."""
     rows = [
         r.split()
-        for r in repo.git.rev_list("--ancestry-path", "--parents", f"{last}..HEAD").splitlines()
+        for r in repo.git.rev_list("--ancestry-path", "--parents", f"{last}..{head}").splitlines()
     ]
     # a merge's change against `last` came from its other branch: the commits there go first
     children = [row[0] for row in sorted(rows, key=len) if last in row[1:]]
@@ -102,18 +108,21 @@ def _remover(repo: git.Repo, last: str, path: str) -> str:
     return children[0] if children else NULL_SHA
 
 
-def commits_of(repo: git.Repo, good_sha: str, c: Candidate) -> list[CommitInfo]:
+def commits_of(
+    repo: git.Repo, good_sha: str, c: Candidate, bad_sha: str | None = None
+) -> list[CommitInfo]:
     """The commits after `good_sha` that brought the hunk's lines, most lines first; none for
-    a hunk (or the part of one) that is not committed, or where git cannot say."""
+    a hunk (or the part of one) that is not committed, or where git cannot say. The hunk is of
+    the diff from `good_sha` to the working tree, or to `bad_sha` where one is given."""
     if c.kind != "hunk" or not c.file or c.old_range() is None:
         return []
     removed, added = changed_line_numbers(c)
     found: Counter[str] = Counter()
     try:
         if added:
-            found += _added_by(repo, c.file, added)
+            found += _added_by(repo, bad_sha, c.file, added)
         if removed:
-            found += _removed_by(repo, good_sha, c.file, removed)
+            found += _removed_by(repo, good_sha, bad_sha, c.file, removed)
     except (git.GitCommandError, ValueError, OSError):  # an untracked file, a shallow history
         return []
     infos = []
