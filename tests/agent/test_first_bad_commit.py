@@ -191,21 +191,24 @@ def test_the_commit_that_wrote_the_hot_lines_is_probed_first_with_its_parent(
     make it the first bad commit in two probes, no merge probed."""
     culprit = _merged_history(tmp_path, BUSY_CACHE)
     result = investigate(tmp_path, "work_ms 21 (was 1)")
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    # what the profile said and each launch, should the probes go another way
+    said = [e["text"] for e in map(json.loads, transcript.splitlines()) if "text" in e]
+    story = "\n".join(s for s in said if "profile" in s or "launch" in s or "commit" in s)
 
     assert result["status"] == "confirmed", result["notes"]
     bisection = result["bisection"]
-    assert bisection["first_bad"]["sha"] == culprit
+    assert bisection["first_bad"]["sha"] == culprit, story
     tested = {t["sha"]: t["verdict"] for t in bisection["tested"]}
     parent = git.Repo(tmp_path).commit(culprit).parents[0].hexsha
     assert bisection["parent"] == parent
-    assert tested[culprit] == "bad" and tested[parent] == "good"
+    assert tested[culprit] == "bad" and tested[parent] == "good", story
     merges = git.Repo(tmp_path).git.log("--merges", "--format=%H").split()
     head = git.Repo(tmp_path).head.commit.hexsha
-    assert set(merges) & set(tested) <= {head}, tested  # no merge needed a probe (HEAD: bad)
+    assert set(merges) & set(tested) <= {head}, story  # no merge needed a probe (HEAD: bad)
     assert result["launches"] <= 6  # the references (3 or 4), the commit and its parent
     [hunk] = result["culprits"]
     assert hunk["file"] == "mylib/cache.py" and hunk["commit"]["sha"] == culprit
-    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "off the first-parent line: it and its parent are probed first" in transcript
 
 
