@@ -54,12 +54,12 @@ def _beyond_the_step(state: InvestigationState, partial: RangeState) -> str | No
     )
 
 
-def _good_parent(repo: git.Repo, b: Bisection, parent: RangeState) -> RangeState | None:
-    """The parent as measured good, or as an ancestor of a commit measured good (None: not
-    known good)."""
+def _parent_verdict(repo: git.Repo, b: Bisection, parent: RangeState) -> RangeState:
+    """The parent as measured, or good as an ancestor of a commit measured good (its verdict
+    empty: not measured)."""
     for s in b.everything:
         if s.sha == parent.sha and s.verdict:
-            return s if s.verdict == "good" else None
+            return s
     for s in b.everything:
         if s.verdict != "good" or not s.sha or not parent.sha:
             continue
@@ -69,7 +69,7 @@ def _good_parent(repo: git.Repo, b: Bisection, parent: RangeState) -> RangeState
                 return parent.model_copy(update={"verdict": "good", "why": why})
         except (ValueError, git.GitCommandError):
             continue
-    return None
+    return parent.model_copy(update={"verdict": "", "why": ""})
 
 
 def refute_partial_step(
@@ -85,35 +85,32 @@ def refute_partial_step(
         return
     why = _beyond_the_step(state, partial)
     sha = _written_by(state, repo, b) if why else None
-    if why is None or sha is None or sha == partial.sha:
+    pair = hot_pair(state, repo, sha) if sha and sha != partial.sha else []
+    if why is None or not pair:  # [the commit that wrote them, its parent]
         return
-    pair = hot_pair(state, repo, sha)  # [the commit, its parent], the parent's verdict known
-    if not pair:
-        return
-    culprit, parent = pair[0], _good_parent(repo, b, pair[1])
-    if parent is None:  # the commit's parent was never measured: either could be first bad
-        state.notes.append(
-            f"{(partial.sha or '')[:12]}'s step part of the way is not borne out: the culprits "
-            f"{{{', '.join(conf.culprits)}}} explain the whole gap ({why}); they were written "
-            f"by {sha[:12]} {culprit.subject!r}, whose parent {(pair[1].sha or '')[:12]} was "
-            "not measured: launch it to tell which of the two is the first bad commit"
-        )
-        log("report", "verdict", state.notes[-1])
-        return
+    culprit, parent = pair[0], _parent_verdict(repo, b, pair[1])
     names = ", ".join(conf.culprits)
-    culprit.verdict = "bad"
-    culprit.why = f"not launched: it wrote {{{names}}}, confirmed both ways; {why}"
-    if b.mainline:  # a merge's side line was entered: it stays among what was tried
-        b.tried = [*b.tried, *b.states]
-    else:
-        b.mainline = b.states
-    b.states, b.low, b.high, b.done = [parent, culprit], 0, 1, True
-    state.notes.append(
+    said = (
         f"{(partial.sha or '')[:12]}'s step part of the way "
         f"({', '.join(f'{v:.3g}' for v in partial.values)}) is not borne out: the culprits "
-        f"{{{names}}} explain the whole gap ({why}); they were written by {sha[:12]} "
-        f"{culprit.subject!r}, whose parent {(parent.sha or '')[:12]} is good "
-        f"({parent.why or 'measured'}): the first "
-        "bad commit, by its culprits (the launch noise is wider than the references showed)"
+        f"{{{names}}} explain the whole gap ({why}); they were written by "
+        f"{(culprit.sha or '')[:12]} {culprit.subject!r}, whose parent {(parent.sha or '')[:12]} "
     )
-    log("report", "verdict", state.notes[-1])
+    if parent.verdict == "good":
+        culprit.verdict = "bad"
+        culprit.why = f"not launched: it wrote {{{names}}}, confirmed both ways; {why}"
+        if b.mainline:  # a merge's side line was entered: it stays among what was tried
+            b.tried = [*b.tried, *b.states]
+        else:
+            b.mainline = b.states
+        b.states, b.low, b.high, b.done = [parent, culprit], 0, 1, True
+        said += (
+            f"is good ({parent.why or 'measured'}): the first bad commit, by its culprits (the "
+            "launch noise is wider than the references showed)"
+        )
+    elif parent.verdict:
+        said += f"measured {parent.verdict}: which commit is the first bad one stays open"
+    else:
+        said += "was not measured: launch it to tell which of the two is the first bad commit"
+    state.notes.append(said)
+    log("report", "verdict", said)

@@ -66,20 +66,23 @@ def _noisy_history(root: Path) -> str:
     return culprit
 
 
+def _investigate_with_noise(tmp_path: Path, repo_dir: Path) -> dict:
+    """`investigate` with the noise's counter in tmp_path and no profile (no hot lines: the
+    bisection's own way)."""
+    noise = tmp_path / "noise"
+    noise.mkdir()
+    toml = (repo_dir / "debug-agent.toml").read_text() + "\n[profile]\nenabled = false\n"
+    toml = toml.replace('PYTHONPATH = "."', f'PYTHONPATH = ".", NOISE_DIR = "{noise}"')
+    (repo_dir / "debug-agent.toml").write_text(toml)
+    return investigate(repo_dir, "work_ms 21 (was 1)")
+
+
 def test_a_partial_step_the_confirmation_contradicts_gives_way_to_the_culprits_commit(
     tmp_path: Path,
 ) -> None:
     repo_dir = tmp_path / "repo"
     culprit = _noisy_history(repo_dir)
-    with (repo_dir / "debug-agent.toml").open("a") as toml:
-        toml.write("\n[profile]\nenabled = false\n")  # no hot lines: the bisection's own way
-    toml_text = (repo_dir / "debug-agent.toml").read_text()
-    noise = tmp_path / "noise"
-    noise.mkdir()
-    (repo_dir / "debug-agent.toml").write_text(
-        toml_text.replace('PYTHONPATH = "."', f'PYTHONPATH = ".", NOISE_DIR = "{noise}"')
-    )
-    result = investigate(repo_dir, "work_ms 21 (was 1)")
+    result = _investigate_with_noise(tmp_path, repo_dir)
 
     assert result["status"] == "confirmed", result["notes"]
     noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
@@ -94,3 +97,28 @@ def test_a_partial_step_the_confirmation_contradicts_gives_way_to_the_culprits_c
     assert noisy[:12] in said and culprit[:12] in said and "reproduce" in said
     report = (Path(result["session_dir"]) / "report.md").read_text()
     assert f"{culprit} is the first bad commit" in report
+
+
+def test_where_the_culprits_parent_is_the_partial_step_the_first_bad_commit_stays_open(
+    tmp_path: Path,
+) -> None:
+    """A straight history: the noisy commit is the culprit's parent, measured bad (part of
+    the way); nothing measured tells the two apart, and the report says so."""
+    repo_dir = tmp_path / "repo"
+    repo = _repo(repo_dir)
+    files = {"mylib/__init__.py": "", "mylib/core.py": CORE_WITH_CACHE, "bench.py": BENCH}
+    _commit(repo, {**files, "mylib/cache.py": CACHE}, "v1")
+    repo.create_tag("good")
+    _commit(repo, {"notes/a.md": "a\n"}, "Main work 1")
+    _commit(repo, {"notes/b.md": "b\n"}, "Main work 2")
+    noisy = _commit(repo, {"notes/n.md": "n\n"}, NOISY)
+    culprit = _commit(repo, {"mylib/cache.py": SLOW_CACHE}, "Warm the cache on lookup (#3)")
+    _commit(repo, {"notes/c.md": "c\n"}, "Main work 3")
+    result = _investigate_with_noise(tmp_path, repo_dir)
+
+    assert result["status"] == "confirmed", result["notes"]
+    [hunk] = result["culprits"]
+    assert hunk["commit"]["sha"] == culprit
+    assert result["bisection"]["first_bad"]["sha"] == noisy  # as measured, and flagged:
+    [said] = [n for n in result["notes"] if "is not borne out" in n]
+    assert f"whose parent {noisy[:12]} measured bad" in said and "stays open" in said
