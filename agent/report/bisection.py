@@ -72,8 +72,13 @@ def first_bad_commit(state: InvestigationState, repo: git.Repo) -> CommitInfo | 
 
 def _once(states: list[RangeState]) -> list[RangeState]:
     """Each state once (a merge stands in its first-parent line and, last, on its side's)."""
-    first = {s.sha: s for s in reversed(states)}  # the earliest stands for each sha
-    return [s for s in states if first[s.sha] is s]
+    seen: set[str | None] = set()
+    once = []
+    for s in states:  # the earliest stands for each sha (one state may be listed twice)
+        if s.sha not in seen:
+            seen.add(s.sha)
+            once.append(s)
+    return once
 
 
 def _values(state: InvestigationState, s: RangeState) -> list[float]:

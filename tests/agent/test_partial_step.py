@@ -97,6 +97,8 @@ def test_a_partial_step_the_confirmation_contradicts_gives_way_to_the_culprits_c
     assert noisy[:12] in said and culprit[:12] in said and "reproduce" in said
     report = (Path(result["session_dir"]) / "report.md").read_text()
     assert f"{culprit} is the first bad commit" in report
+    rows = [t["sha"] for t in bisection["tested"]]
+    assert len(rows) == len(set(rows)), rows  # each state once (the good end is the parent)
 
 
 def test_where_the_culprits_parent_is_the_partial_step_the_first_bad_commit_stays_open(
