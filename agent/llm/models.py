@@ -76,6 +76,8 @@ class OpenAIModel:
             raise ModelError(reason, unreachable=True) from None
         except openai.APIError as e:
             raise ModelError(f"the model endpoint failed: {type(e).__name__}: {e}") from None
+        except RecursionError:  # json.loads of a body nested 100,000 deep, in the SDK
+            raise ModelError("the model endpoint's reply is nested too deep to read") from None
         try:
             return _reply(answer)
         except (AttributeError, TypeError, ValueError) as e:  # ValueError: pydantic's too

@@ -314,12 +314,14 @@ REPLIES = itertools.cycle([
     {"choices": "x"},
     [1, 2],
     {"id": "x", "choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": -5}},
+    '{"id": "x", "choices": [{"message": {"content": ' + "[" * 100000 + "]" * 100000 + "}}]}",
 ])
 
 class H(BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps(next(REPLIES)).encode()
+        reply = next(REPLIES)  # text is sent as it is
+        body = (reply if isinstance(reply, str) else json.dumps(reply)).encode()
         self.send_response(200); self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body))); self.end_headers()
         self.wfile.write(body)
@@ -331,8 +333,9 @@ ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 
 def test_replies_that_are_no_chat_completion_are_failed_calls(tmp_path: Path) -> None:
     """A number for a call's arguments, choices that are a string, a list for the reply, a
-    negative token count: each stopped the investigation (an AttributeError or a pydantic
-    error); they are failed calls, and the rules reasoner goes on."""
+    negative token count, a reply nested 100,000 deep: each stopped the investigation (an
+    AttributeError, a pydantic error, a RecursionError in the SDK's json.loads); they are failed
+    calls, and the rules reasoner goes on."""
     from tools.lab.create import create_lab
     from tools.proc.server import free_port
 
@@ -349,3 +352,4 @@ def test_replies_that_are_no_chat_completion_are_failed_calls(tmp_path: Path) ->
     assert result["status"] == "confirmed", result
     events = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "reply is no chat completion" in events
+    assert "reply is nested too deep to read" in events
