@@ -54,6 +54,14 @@ def writable_dir(path: Path, what: str) -> Path:
             pass
         free = shutil.disk_usage(path).free
     except OSError as e:
+        # mkdir says "File exists" of a file where a folder belongs, on the way or at the end
+        blocking = next((p for p in (path, *path.parents) if p.exists() and not p.is_dir()), None)
+        if blocking is not None:
+            which = "it" if blocking == path else str(blocking)
+            raise ToolError(
+                f"cannot write {what} {path}: {which} is a file, not a folder (move it "
+                "aside, or point DEBUG_AGENT_SESSIONS_DIR / DEBUG_AGENT_STATE_DIR elsewhere)"
+            ) from None
         raise ToolError(f"cannot write {what} {path}: {e.strerror or e}") from None
     if free < MIN_FREE_BYTES:
         raise ToolError(

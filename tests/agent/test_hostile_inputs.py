@@ -375,6 +375,16 @@ def test_an_unwritable_sessions_folder_is_one_line_and_leaves_nothing(tmp_path: 
         env={"DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "file" / "sessions")},
     )
     assert_one_line_error(done, "cannot write the sessions folder")
+    # mkdir's "File exists" said nothing of what was in the way: the file on the path is named
+    assert f"{tmp_path / 'file'} is a file, not a folder" in done.stderr
+    done = run_cli(
+        "investigate",
+        "--symptom",
+        "verify 29ms",
+        cwd=tmp_path,
+        env={"DEBUG_AGENT_SESSIONS_DIR": str(tmp_path / "file")},
+    )
+    assert "it is a file, not a folder" in done.stderr
     done = run_cli(
         "investigate",
         "--symptom",
