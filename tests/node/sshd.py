@@ -1,4 +1,4 @@
-"""A real OpenSSH server on 127.0.0.1 for the SSH tests: generated host and user keys."""
+"""A real OpenSSH server on 127.0.0.1 (and ::1) for the SSH tests: generated host and user keys."""
 
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ exec bash -c "$SSH_ORIGINAL_COMMAND"
     (folder / "sshd_config").write_text(f"""\
 Port {port}
 ListenAddress 127.0.0.1
+ListenAddress [::1]
 HostKey {folder}/host_key
 PidFile {folder}/sshd.pid
 AuthorizedKeysFile {folder}/authorized_keys
@@ -105,7 +106,9 @@ LogLevel {"ERROR" if forwarding else "INFO"}
             pytest.fail(f"sshd did not start: {(folder / 'sshd.log').read_text()}")
         time.sleep(0.05)
     host_key = (folder / "host_key.pub").read_text().split()
-    (folder / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key[0]} {host_key[1]}\n")
+    (folder / "known_hosts").write_text(
+        "".join(f"[{ip}]:{port} {host_key[0]} {host_key[1]}\n" for ip in ("127.0.0.1", "::1"))
+    )
     try:
         yield Sshd(
             pid=proc.pid,

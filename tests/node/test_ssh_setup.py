@@ -82,3 +82,15 @@ def test_an_ssh_config_or_known_hosts_that_cannot_be_read(sshd: Sshd, home: Path
     known.write_bytes(b"garbage \xff\xfe line\n")
     refused = _refused(HostSection(ssh=ALIAS, known_hosts=str(known)))
     assert refused == f"known hosts file {known} is not UTF-8 text"
+
+
+def test_an_ipv6_node_in_brackets_with_its_port(sshd: Sshd, home: Path) -> None:
+    """`user@[::1]:port`, as ssh:// URLs write it: `[` was taken for the host name."""
+    section = HostSection(
+        ssh=f"{sshd.user}@[::1]:{sshd.port}", identity=sshd.key, known_hosts=sshd.known_hosts
+    )
+    host = SSHHost(section)
+    assert host.run("echo up")[1].strip() == "up"
+    host.close()
+    unclosed = _refused(HostSection(ssh=f"{sshd.user}@[::1:{sshd.port}", identity=sshd.key))
+    assert "expected user@host[:port] ([IPv6]:port)" in unclosed

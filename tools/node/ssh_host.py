@@ -81,17 +81,23 @@ class Endpoint(BaseModel):
     known_hosts: list[str]
 
     @property
+    def address(self) -> str:
+        """host:port, an IPv6 address in brackets (as ssh:// URLs and known_hosts write it)."""
+        host = f"[{self.hostname}]" if ":" in self.hostname else self.hostname
+        return f"{host}:{self.port}"
+
+    @property
     def label(self) -> str:
-        return f"{self.user}@{self.hostname}:{self.port}"
+        return f"{self.user}@{self.address}"
 
 
 def resolve(host: HostSection) -> Endpoint:
     """`[host]` plus ~/.ssh/config, as OpenSSH would combine them."""
     spec = host.ssh
     user, _, rest = spec.rpartition("@")
-    alias, _, port = rest.partition(":")
+    alias, port = _host_and_port(rest)
     if not alias or (port and not is_digits(port)):
-        raise HostError(f"[host] ssh = {spec!r}: expected user@host[:port]")
+        raise HostError(f"[host] ssh = {spec!r}: expected user@host[:port] ([IPv6]:port)")
     found = _ssh_config(alias)
     # OpenSSH passes over an IdentityFile of ~/.ssh/config that is missing or not a key
     identities = [host.identity] if host.identity else found.get("identityfile", [])
@@ -115,6 +121,20 @@ def resolve(host: HostSection) -> Endpoint:
         identities=[str(Path(p).expanduser()) for p in identities],
         known_hosts=[str(Path(p).expanduser()) for p in known],
     )
+
+
+def _host_and_port(rest: str) -> tuple[str, str]:
+    """`host:port`, `[IPv6 address]:port`, or a host or a bare IPv6 address without a port
+    ("" where the text says no host)."""
+    if rest.startswith("["):
+        inside, closed, after = rest[1:].partition("]")
+        if not closed or (after and not after.startswith(":")):
+            return "", ""
+        return inside, after[1:]
+    if rest.count(":") > 1:  # a bare IPv6 address, as ssh takes one: no port
+        return rest, ""
+    host, _, port = rest.partition(":")
+    return host, port
 
 
 def _ssh_config(alias: str) -> dict:
@@ -203,7 +223,7 @@ class SSHHost:
         except paramiko.SSHException as err:
             if "not found in known_hosts" in str(err):
                 raise HostError(
-                    f"host key of {e.hostname}:{e.port} is not known: connect "
+                    f"host key of {e.address} is not known: connect "
                     "once with ssh to check and add it, or set [host] known_hosts"
                 ) from None
             raise HostError(f"SSH to {e.label} failed: {err}") from None

@@ -110,7 +110,7 @@ def _mirror(config: TargetConfig) -> tuple[Path, str, str]:
                 HOST_VAR: config.host.model_dump_json(),
             }
             repo.git.fetch(
-                f"ssh://{endpoint.user}@{endpoint.hostname}:{endpoint.port}{root}",
+                f"ssh://{endpoint.label}{root}",
                 "+HEAD:refs/remotes/node/HEAD",
                 "+refs/heads/*:refs/remotes/node/heads/*",
                 "+refs/tags/*:refs/remotes/node/tags/*",
