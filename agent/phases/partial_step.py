@@ -38,7 +38,8 @@ def _written_by(state: InvestigationState, repo: git.Repo, b: Bisection) -> str 
 
 def _beyond_the_step(state: InvestigationState, partial: RangeState) -> str | None:
     """Why the confirmed culprits leave no room for `partial`'s step (None: they do): applied
-    to good they reproduce more than half of what the step would leave them, at the bad level."""
+    to good they reproduce what the step would leave them and more than half the step besides,
+    at the bad level (not significantly apart from it)."""
     assert state.confirmation is not None
     apply_key = state.confirmation.apply_key
     step = 1 - between(state, partial.key, state.bad_key, state.good_key).r
