@@ -54,7 +54,7 @@ def test_the_stack_lab_names_the_package_and_its_first_slow_release(
     assert (releases["package"], releases["good"], releases["bad"]) == (name, good, bad)
     assert releases["first_slow"] == culprit["release"] == "2.5.1"
     # inside the first slow release, the hunk that wrote the regex, and no other
-    [hunk] = _one_culprit(result)
+    hunk = _one_culprit(result)
     assert hunk["package"] == f"{name} {good} -> {culprit['release']}", hunk
     assert hunk["file"] == culprit["file"] and culprit["marker"] in hunk["diff"], hunk["diff"]
     assert {d["candidate"] for d in result["dropped"]} == {"pkg-six", "pkg-idna"}
@@ -89,7 +89,7 @@ def test_with_its_git_history_the_stack_lab_names_the_commit(
     case = json.loads((MARKDOWN2 / "case.json").read_text())
     first_bad = result["bisection"]["first_bad"]
     assert first_bad["sha"] == case["culprit_sha"], result["bisection"]
-    [hunk] = _one_culprit(result)
+    hunk = _one_culprit(result)
     assert hunk["file"] == "lib/markdown2.py" and case["culprit_text"] in hunk["diff"], hunk
     assert hunk["commit"]["subject"] == case["culprit_subject"]
     assert hunk["package"] == "markdown2 2.5.0 -> 2.5.1"
