@@ -5,8 +5,9 @@ package's release in its project's history), so one hunk may hold lines of sever
 Its added lines are blamed in the working tree (`git blame --contents`: lines not committed
 yet are the null commit) or at the bad commit; its removed lines are blamed in reverse over
 good..HEAD (or the bad commit), which gives the last commit that still had each line, and the
-commit after it on the way there removed it. The commit with most of the hunk's lines comes first. Only commits
-after the good ref count: a line blamed further back was moved, not written, by the range.
+commit after it on the way there removed it. The commit with most of the hunk's lines comes
+first. Only commits after the good ref count: a line blamed further back was moved, not
+written, by the range.
 """
 
 from __future__ import annotations
