@@ -5,9 +5,12 @@ A whole launch can be slowed by the machine (another job, a throttled VM, CPU st
 requests pay, so the best-of or median over requests does not help, and in a pooled t-test one
 such launch widens every comparison of the investigation. The test is a prediction check on a
 relative (log) scale: the launch against the mean of the configuration's other launches (at least
-two), with the noise pooled from every other replicate, two-sided, at a Bonferroni-corrected
-level over all launches that could be tested. Under Gaussian launch noise it sets a launch aside
-about once in a thousand investigations; the configuration gets another launch in its place.
+two), with the noise pooled from every other replicate, at a Bonferroni-corrected level over all
+launches that could be tested. Only a launch worse than the others is tested: a machine slows a
+process, it never makes one faster than its code, so where two of three launches were slowed the
+fast one is the true reading (setting it aside would let the slowed majority win). Under
+Gaussian launch noise it sets a launch aside about once in two thousand investigations; the
+configuration gets another launch in its place.
 """
 
 from __future__ import annotations
@@ -47,6 +50,11 @@ def disagreement(state: InvestigationState, config: Variant, launch: Launch) -> 
     return _p_apart(launch.value, others, noise.sigma, noise.df)
 
 
+def _worse(state: InvestigationState, value: float, others: list[float]) -> bool:
+    """Whether `value` reads worse than the mean of `others` (log scale)."""
+    return (level([value]) > level(others)) == (state.worse == "higher")
+
+
 def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, int] | None:
     """The launch most at odds with its configuration: (config, launch, p, sigma, df)."""
     counted = {
@@ -63,6 +71,8 @@ def _worst(state: InvestigationState) -> tuple[Variant, Launch, float, float, in
         others = counted[key][:i] + counted[key][i + 1 :]
         noise = pooled_noise([others] + [values for k, values in counted.items() if k != key])
         if noise.df < MIN_DF:
+            continue
+        if not _worse(state, counted[key][i], others):
             continue
         p = _p_apart(counted[key][i], others, noise.sigma, noise.df)
         if worst is None or p < worst[2]:

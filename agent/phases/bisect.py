@@ -262,9 +262,9 @@ def _enter(b: Bisection, states: list[RangeState], done: bool = False) -> None:
 def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
     """A launch of `here` while its verdict is open; else its verdict, recorded."""
     verdict, why = judge(state, here)
-    if verdict == RECHECK:  # `why` is the nearer neighbour's key
+    if verdict == RECHECK:  # `why` is the nearer neighbour's key: it, not a reference first
         here.recheck, label = why, state.configs[why].label
-        return replicate(state, why, f"bisect: {label} again, beside a probe part of the way")
+        return request(state, why, f"bisect: {label} again, beside a probe part of the way")
     if verdict == "more":
         config = state.configs[here.key]
         label = f"{config.label} {here.subject!r}"

@@ -19,6 +19,7 @@ from agent.stats import BISECT_MIN_DF, SEARCH_ALPHA, level, p_equal
 
 PART_WAY = "part of the way"
 RECHECK = "recheck"  # a probe part of the way: its nearer neighbour is launched again first
+STEP_LAUNCHES = 3  # a probe's launches before a step part of the way is believed
 
 
 def name(s: RangeState) -> str:
@@ -69,7 +70,9 @@ def part_way(state: InvestigationState, probe: RangeState, share: str, r: float)
     157 ms in a loaded CI run, where its tree runs at 85, and its first bad commit looked part
     of the way). The nearer neighbour (on the log scale) is launched once after the probe (the
     probe's `recheck` names it meanwhile); a probe at its level then sits at that end, whatever the
-    references, which that launch joins, say."""
+    references, which that launch joins, say. A probe apart from it is launched to STEP_LAUNCHES,
+    and its step believed only where its best launch shows it too (`_slowed`): one slowed
+    process of a good tree read as a step and sent werkzeug's 239 commits to the hunk search."""
     b = state.bisection
     config = state.configs[probe.key]
     if b is None:
@@ -94,4 +97,29 @@ def part_way(state: InvestigationState, probe: RangeState, share: str, r: float)
             f"between the ends ({share}), but at the level {said} (p = {p:.2g}): the load "
             "moved, not the code"
         )
+    if len(config.values) < STEP_LAUNCHES and len(config.launches) < MAX_LAUNCHES_PER_CONFIG:
+        return "more", f"{PART_WAY} ({share}; {said}) on {len(config.values)} launch(es)"
+    if slowed := _slowed(state, config.values, b.states[b.low].key, now if good_side else None):
+        return "good", f"between the ends ({share}), but {slowed}"
     return "bad", f"{PART_WAY} ({share}; {said}, p = {p:.2g}): part of the regression is in"
+
+
+def _slowed(
+    state: InvestigationState, values: list[float], good_key: str, now: list[float] | None
+) -> str:
+    """Why a probe part of the way is its good neighbour slowed (empty: it is not): its best
+    launch runs at that neighbour's level (`now`: as launched since the probe). A machine only
+    ever makes a launch worse, a whole process at a time (one in five ran markdown2's tree at
+    21 ms where the others ran it at 12), so a step its best launch does not show is no step."""
+    config = state.configs[good_key]
+    levels = now or config.values
+    best = min(values) if state.worse == "higher" else max(values)
+    p = p_equal(level([best]), 1, level(levels), len(levels), noise(state))
+    beyond = (level([best]) > level(levels)) == (state.worse == "higher")
+    if beyond and p <= SEARCH_ALPHA:
+        return ""
+    return (
+        f"its best launch ({best:.3g}) runs at the level of its good neighbour, {config.label} "
+        f"({math.exp(level(levels)):.3g}; p = {p:.2g}): the other launches were slowed, not the "
+        "code"
+    )

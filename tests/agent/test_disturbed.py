@@ -83,6 +83,25 @@ def test_two_launches_that_disagree_are_not_judged() -> None:
     assert set_aside_disturbed(state) == []  # which one was slowed? a third launch decides
 
 
+def test_a_fast_launch_among_slowed_ones_is_the_true_reading_and_stays() -> None:
+    """Two of three launches slowed 4x: the fast one is far from their mean, but a machine
+    never makes a process faster than its code, so it is not set aside (the majority would win)."""
+    state = _state(
+        {
+            "bad": [55.0, 53.0, 57.0, 56.0],
+            "good": [14.5, 13.8, 15.2, 14.1],
+            "revert": [58.0, 57.0, 14.6],
+        }
+    )
+    assert set_aside_disturbed(state) == []
+    mirrored = _state({"bad": [55.0, 53.0, 57.0, 56.0], "good": [14.5, 13.8, 15.2, 14.1]})
+    mirrored.worse = "lower"  # a throughput: the slowed launch reads lower
+    mirrored.configs[mirrored.good_key].launches[0].value = 3.6
+    mirrored.configs[mirrored.good_key].launches[0].samples = [3.6]
+    [line] = set_aside_disturbed(mirrored)
+    assert "3.6 is 0.25x" in line and "slower" in line
+
+
 def test_a_traced_first_launch_counts_only_while_its_replicates_agree() -> None:
     """The import trace may slow a launch: the traced one is held to a plain 1 % test against
     the untraced replicates of its configuration, not to the family-wide threshold."""

@@ -1,4 +1,4 @@
-"""A partial step that noise made: on a real git history, a harmless merge whose first two
+"""A partial step that noise made: on a real git history, a harmless merge whose first three
 processes read slow (as one process in five ran markdown2's tree at 21 ms where the others ran
 it at 12, on a 2-core VM), bisected as part of the way; the search over the rest of the range
 confirms the culprit both ways, and the first bad commit named is the one that wrote it, with
@@ -15,7 +15,7 @@ from tests.agent.test_first_bad_commit import CACHE, CORE_WITH_CACHE, SLOW_CACHE
 from tests.tools.work_library import investigate
 
 NOISY = "Merge pull request #2 from dev/tidy"
-# the bench reads slow in the first two processes of the tree whose HEAD is NOISY
+# the bench reads slow in the first NOISE_SLOW processes of the tree whose HEAD is NOISY
 BENCH = textwrap.dedent(f"""\
     import os
     import subprocess
@@ -32,7 +32,7 @@ BENCH = textwrap.dedent(f"""\
         count = Path(os.environ["NOISE_DIR"]) / "count"
         seen = int(count.read_text()) if count.exists() else 0
         count.write_text(str(seen + 1))
-        extra = 0.002 if seen < 2 else 0.0
+        extra = 0.002 if seen < int(os.environ["NOISE_SLOW"]) else 0.0
     for _ in range(3):
         fastest = float("inf")
         for _ in range(3):
@@ -66,15 +66,38 @@ def _noisy_history(root: Path) -> str:
     return culprit
 
 
-def _investigate_with_noise(tmp_path: Path, repo_dir: Path) -> dict:
-    """`investigate` with the noise's counter in tmp_path and no profile (no hot lines: the
-    bisection's own way)."""
+def _investigate_with_noise(tmp_path: Path, repo_dir: Path, slow: int = 3) -> dict:
+    """`investigate` with the noise's counter in tmp_path, the noisy tree's first `slow`
+    processes slowed, and no profile (no hot lines: the bisection's own way)."""
     noise = tmp_path / "noise"
     noise.mkdir()
     toml = (repo_dir / "debug-agent.toml").read_text() + "\n[profile]\nenabled = false\n"
-    toml = toml.replace('PYTHONPATH = "."', f'PYTHONPATH = ".", NOISE_DIR = "{noise}"')
+    env = f'PYTHONPATH = ".", NOISE_DIR = "{noise}", NOISE_SLOW = "{slow}"'
+    toml = toml.replace('PYTHONPATH = "."', env)
     (repo_dir / "debug-agent.toml").write_text(toml)
     return investigate(repo_dir, "work_ms 21 (was 1)")
+
+
+def test_a_probe_whose_best_launch_runs_at_its_good_neighbours_level_is_good(
+    tmp_path: Path,
+) -> None:
+    """Two slowed processes of the harmless merge read part of the way; its third runs at its
+    good neighbour's level, so the step is the machine's: the bisection goes on past it and
+    names the culprit's commit itself, with no search over the whole range (before, the
+    culprit was found by that search, and the partial step refuted at the report)."""
+    repo_dir = tmp_path / "repo"
+    culprit = _noisy_history(repo_dir)
+    result = _investigate_with_noise(tmp_path, repo_dir, slow=2)
+
+    assert result["status"] == "confirmed", result["notes"]
+    noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
+    tested = {t["sha"]: t for t in result["bisection"]["tested"]}
+    # its best launch, or its launches together, at the good level (test_probe_verdict.py)
+    assert tested[noisy]["verdict"] == "good", tested[noisy]
+    assert result["bisection"]["first_bad"]["sha"] == culprit, result["bisection"]
+    [hunk] = result["culprits"]
+    assert hunk["commit"]["sha"] == culprit
+    assert not [n for n in result["notes"] if "is not borne out" in n or "only part" in n]
 
 
 def test_a_partial_step_the_confirmation_contradicts_gives_way_to_the_culprits_commit(

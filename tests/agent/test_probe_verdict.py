@@ -6,6 +6,7 @@ bisection then searched the whole range by hunk."""
 from __future__ import annotations
 
 from agent.levels import ensure_config
+from agent.phases import bisect
 from agent.phases.bisect import _commit_config
 from agent.phases.probe_verdict import PART_WAY, RECHECK, judge
 from agent.state import Bisection, InvestigationState, Launch, RangeState
@@ -48,12 +49,35 @@ def test_a_probe_at_its_neighbours_level_as_the_machine_runs_now_is_good() -> No
     assert verdict == "good" and "the load moved, not the code" in why
 
 
-def test_a_true_step_part_of_the_way_stays_bad() -> None:
+def _probe_again(state: InvestigationState, probe: RangeState, value: float) -> None:
+    state.next_request += 1
+    launch = Launch(value=value, samples=[value], log="", request=state.next_request)
+    state.configs[probe.key].launches.append(launch)
+
+
+def test_a_true_step_part_of_the_way_stays_bad_on_three_launches() -> None:
     state, probe = _range()
     probe.recheck = state.good_key
     _good_now(state, 1.02)  # the good tree still reads 1 ms: the probe holds part of the gap
     verdict, why = judge(state, probe)
+    assert verdict == "more" and why.startswith(PART_WAY)  # a third launch before believing it
+    _probe_again(state, probe, 3.18)
+    verdict, why = judge(state, probe)
     assert verdict == "bad" and why.startswith(PART_WAY)
+
+
+def test_a_step_its_best_launch_does_not_show_was_the_machine() -> None:
+    """Two slowed processes of a good tree (3.2, 3.15) and a third at the good level: a
+    machine never runs code faster than it is, so the fast launch is the tree's level."""
+    state, probe = _range()
+    measured(state, set(), [1.0, 1.01, 0.99])  # the references quiet (well measured)
+    measured(state, {"h"}, [10.0, 10.1, 9.9])
+    probe.recheck = state.good_key
+    _good_now(state, 1.02)
+    _probe_again(state, probe, 1.01)
+    verdict, why = judge(state, probe)
+    assert verdict == "good", why
+    assert "its best launch (1.01) runs at the level of its good neighbour" in why, why
 
 
 def test_a_probe_at_its_bad_neighbours_level_as_the_machine_runs_now_is_bad() -> None:
@@ -68,3 +92,25 @@ def test_a_probe_at_its_bad_neighbours_level_as_the_machine_runs_now_is_bad() ->
     verdict, why = judge(state, probe)
     assert verdict == "bad" and not why.startswith(PART_WAY), why
     assert "the load moved, not the code" in why
+
+
+def test_the_neighbour_of_a_probe_part_of_the_way_is_launched_itself() -> None:
+    """Not a reference measured less often in its place (werkzeug under slowed processes: the
+    good end was launched instead, and the probe, its neighbour never launched since, was
+    taken part of the way on two launches, one of them slowed)."""
+    state, probe = _range()
+    state.configs[state.good_key].launches.pop()  # the good end measured once
+    for launch in state.configs[probe.key].launches:
+        launch.value = 2.8  # nearer the good side
+    neighbour = RangeState(sha="d" * 40, subject="a harmless commit", verdict="good")
+    _commit_config(state, neighbour)
+    for value in (1.0, 1.02):  # launched before the probe (request 0)
+        launch = Launch(value=value, samples=[value], log="", request=0)
+        state.configs[neighbour.key].launches.append(launch)
+    b = state.bisection
+    assert b is not None
+    b.states.insert(1, neighbour)
+    b.low, b.high = 1, 3
+    launch = bisect.plan(state)
+    assert launch is not None and launch.key == neighbour.key, launch
+    assert probe.recheck == neighbour.key
