@@ -100,7 +100,7 @@ def bisection_of(
     b = Bisection(states=states, high=len(states) - 1, range_good_sha=state.good_sha)
     b.patterns = _pattern_focus(state, states, repo, lambda path: _used(path, weights, floor))
     if hot is not None and repo is not None and all(s.sha != hot for s in states):
-        b.hot = hot_pair(state, repo, hot)  # off the first-parent line: it and its parent first
+        b.hot = hot_pair(repo, hot, states[:1])  # off the first-parent line: it and its parent
         for here in b.hot:
             if not here.key:
                 _commit_config(state, here)

@@ -14,7 +14,8 @@ from __future__ import annotations
 import git
 
 from agent.state import InvestigationState, RangeState
-from tools.repo.commit_of import commits_of
+from tools.repo.candidates import Candidate
+from tools.repo.commit_of import CommitInfo, commits_of
 
 # a hunk tied to at least this share of the gap speaks for its commit: two probes that find the
 # first bad commit when the tie is right, and stay with the bisection when not, pay from about a
@@ -44,16 +45,19 @@ def hot_commit(state: InvestigationState, repo: git.Repo | None) -> str | None:
     return found[0].sha if found else None
 
 
-def hot_pair(state: InvestigationState, repo: git.Repo, sha: str) -> list[RangeState]:
+def hot_pair(repo: git.Repo, sha: str, known: list[RangeState]) -> list[RangeState]:
     """[the commit, its parent] as bisection states; [] for a merge (its first parent is on a
-    line a bisection reaches as it is). The parent is the good reference itself, good by
-    ancestry (an ancestor of it), or a state to probe."""
+    line a bisection reaches as it is). The parent carries what `known` says of it (measured,
+    or good as an ancestor of a state measured good), else it is a state to probe."""
     try:
         commit = repo.commit(sha)
         if len(commit.parents) != 1:
             return []
-        parent = commit.parents[0].hexsha
-        older = repo.is_ancestor(commit.parents[0], repo.commit(state.good_sha))
+        parent = commit.parents[0]
+        before = RangeState(sha=parent.hexsha, subject=str(parent.summary))
+        if (said := known_verdict(repo, parent.hexsha, known)) is not None:
+            before.key, before.verdict = said.key, said.verdict
+            before.why = said.why or f"measured {said.verdict}"
     except (ValueError, git.GitCommandError):
         return []
     hot = RangeState(
@@ -61,11 +65,33 @@ def hot_pair(state: InvestigationState, repo: git.Repo, sha: str) -> list[RangeS
         subject=str(commit.summary),
         author=f"{commit.author.name} <{commit.author.email}>",
         date=commit.authored_datetime.isoformat(timespec="seconds"),
-        parent=parent,
+        parent=parent.hexsha,
     )
-    before = RangeState(sha=parent, subject=str(commit.parents[0].summary))
-    if parent == state.good_sha:
-        before.key, before.verdict, before.why = state.good_key, "good", "the good end"
-    elif older:
-        before.verdict, before.why = "good", "an ancestor of the good commit"
     return [hot, before]
+
+
+def known_verdict(repo: git.Repo, sha: str, known: list[RangeState]) -> RangeState | None:
+    """`sha` as `known` measured it, or good as an ancestor of a commit measured good (git
+    bisect's rule); None when nothing known says."""
+    for s in known:
+        if s.sha == sha and s.verdict:
+            return s
+    for s in known:
+        if s.verdict != "good" or not s.sha:
+            continue
+        try:
+            if repo.is_ancestor(repo.commit(sha), repo.commit(s.sha)):
+                why = f"an ancestor of {s.sha[:12]}, measured good"
+                return RangeState(sha=sha, verdict="good", why=why)
+        except (ValueError, git.GitCommandError):
+            continue
+    return None
+
+
+def range_commits(state: InvestigationState, repo: git.Repo, c: Candidate) -> list[CommitInfo]:
+    """The commits of the investigated range that wrote `c`'s lines, most first: blamed over
+    the bisected range where there is one (a package's history: to its bad end)."""
+    b = state.bisection
+    if b is None:
+        return commits_of(repo, state.good_sha, c)
+    return commits_of(repo, b.range_good_sha, c, (b.mainline or b.states)[-1].sha)

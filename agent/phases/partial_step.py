@@ -18,20 +18,18 @@ from collections.abc import Callable
 import git
 
 from agent.levels import between, noise
-from agent.phases.hot_commit import hot_pair
-from agent.state import Bisection, InvestigationState, RangeState
+from agent.phases.hot_commit import hot_pair, range_commits
+from agent.state import InvestigationState, RangeState
 from agent.stats import ALPHA, level, p_equal
-from tools.repo.commit_of import commits_of
 
 
-def _written_by(state: InvestigationState, repo: git.Repo, b: Bisection) -> str | None:
+def _written_by(state: InvestigationState, repo: git.Repo) -> str | None:
     """The one commit of the range that wrote most of every culprit's lines (None: several,
     or none git can name)."""
     assert state.confirmation is not None
-    bad_sha = (b.mainline or b.states)[-1].sha  # None: the working tree
     found = set()
     for cid in state.confirmation.culprits:
-        commits = commits_of(repo, b.range_good_sha, state.candidate(cid), bad_sha)
+        commits = range_commits(state, repo, state.candidate(cid))
         found.add(commits[0].sha if commits else None)
     return found.pop() if len(found) == 1 else None
 
@@ -55,24 +53,6 @@ def _beyond_the_step(state: InvestigationState, partial: RangeState) -> str | No
     )
 
 
-def _parent_verdict(repo: git.Repo, b: Bisection, parent: RangeState) -> RangeState:
-    """The parent as measured, or good as an ancestor of a commit measured good (its verdict
-    empty: not measured)."""
-    for s in b.everything:
-        if s.sha == parent.sha and s.verdict:
-            return s
-    for s in b.everything:
-        if s.verdict != "good" or not s.sha or not parent.sha:
-            continue
-        try:
-            if repo.is_ancestor(repo.commit(parent.sha), repo.commit(s.sha)):
-                why = f"an ancestor of {s.sha[:12]}, measured good"
-                return parent.model_copy(update={"verdict": "good", "why": why})
-        except (ValueError, git.GitCommandError):
-            continue
-    return parent.model_copy(update={"verdict": "", "why": ""})
-
-
 def refute_partial_step(
     state: InvestigationState, repo: git.Repo, log: Callable[..., None]
 ) -> None:
@@ -85,11 +65,11 @@ def refute_partial_step(
     if not partial.partial or not partial.key or partial.key not in state.configs:
         return
     why = _beyond_the_step(state, partial)
-    sha = _written_by(state, repo, b) if why else None
-    pair = hot_pair(state, repo, sha) if sha and sha != partial.sha else []
+    sha = _written_by(state, repo) if why else None
+    pair = hot_pair(repo, sha, b.everything) if sha and sha != partial.sha else []
     if why is None or not pair:  # [the commit that wrote them, its parent]
         return
-    culprit, parent = pair[0], _parent_verdict(repo, b, pair[1])
+    culprit, parent = pair
     names = ", ".join(conf.culprits)
     said = (
         f"{(partial.sha or '')[:12]}'s step part of the way "

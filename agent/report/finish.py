@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import git
 
+from agent.phases.hot_commit import range_commits
 from agent.phases.partial_step import refute_partial_step
 from agent.report.bisection import bisection_result, commits_repo, first_bad_commit
 from agent.report.markdown_page import render_markdown
@@ -31,7 +32,6 @@ from tools.code_paths.dependencies import changed_line_numbers, file_change
 from tools.own_files import replace_text
 from tools.repo.candidates import Candidate
 from tools.repo.commit_info import CommitInfo
-from tools.repo.commit_of import commits_of
 from tools.secrets import mask, mask_files, mask_json, mask_text
 from tools.visible import visible
 
@@ -113,10 +113,8 @@ def _commits(
 ) -> list[CommitInfo]:
     """The commit(s) that brought a culprit: inside a first bad commit, that commit."""
     b = state.bisection
-    if b is None:
-        return commits_of(repo, state.good_sha, c)
-    if not b.narrowed:  # blamed over the bisected range (a package's history: to its bad end)
-        return commits_of(repo, b.range_good_sha, c, (b.mainline or b.states)[-1].sha)
+    if b is None or not b.narrowed:
+        return range_commits(state, repo, c)
     return [first_bad] if first_bad is not None else []
 
 
