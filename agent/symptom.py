@@ -82,6 +82,8 @@ def _read(text: str) -> _Read:
             'separator, e.g. "verify 29.5ms (was 19)"'
         )
     lowered = re.sub(_PERCENT, " ", text.strip().lower())
+    if re.search(r"(?:^|[\s(:=])-\s*\d", lowered):  # "(was -1)" would read as no value before
+        raise SymptomError(f"the symptom's values must be positive: {text!r}")
     main = re.sub(r"\(.*?\)", " ", lowered)
     numbers = list(re.finditer(_NUMBER, main))
     if not numbers and re.search(_PERCENT, text):

@@ -79,6 +79,8 @@ def test_symptoms_read(
         ("TTFT 900 tokens/s (was 1200)", None, "names 'ttft', a time"),
         ("1,200 tok/s (was 2,000)", None, "writes '1,200' with a comma"),
         ("verify 29ms\x08\x08\x0839ms", None, "holds control characters"),
+        ("parse_ms 5 (was -1)", PARSE_MS, "values must be positive"),  # read as no "was"
+        ("verify -29ms (was 19)", None, "values must be positive"),
         ("verify " + "9" * 5000 + "ms", None, "999999999999...(5000 digits)ms is out of range"),
     ],
 )
