@@ -21,6 +21,7 @@ from tests.conftest import (
     tiny_server,
     wait_gone,
 )
+from tools.bench import command
 from tools.bench.command import run_command_bench
 from tools.bench.serving import BenchError, run_http_bench
 from tools.config import BenchSection, load_config
@@ -227,6 +228,25 @@ def test_a_metric_regex_that_matches_no_number_says_why(
             bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
         )
     assert says in str(no.value)
+
+
+def test_a_metric_regex_that_backtracks_is_stopped_and_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repeat inside a repeat ran for hours on one line of output (2 ** 40 ways to split
+    forty digits), and the investigation with it."""
+    monkeypatch.setattr(command, "REGEX_TIMEOUT_S", 0.5)
+    bench = BenchSection(
+        kind="command",
+        metric="x_ms",
+        command="echo x_ms " + "1" * 40,
+        metric_regex=r"x_ms ((\d|\d)+)+y|x_ms (\d+)",
+    )
+    with pytest.raises(BenchError, match=r"took over 0.5 s on 46 characters") as slow:
+        run_command_bench(
+            bench, _here(tmp_path), tmp_path, dict(os.environ), URL, 1, tmp_path / "b.log"
+        )
+    assert "it backtracks" in str(slow.value) and "([0-9.]+)" in str(slow.value)
 
 
 def test_command_bench_reads_a_bench_serving_block(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from itertools import compress
 from pathlib import Path, PurePath
-from typing import Protocol
+from typing import Any, Protocol
 
 from tools.bench.output import parse_bench_serving_block
 from tools.bench.serving import BenchError, BenchResult, Metric, is_measurement
@@ -47,17 +47,34 @@ class Placeholders:
 
 # "1,234.5" or "12,5": read as nothing, it was dropped beside the values under 1,000 that did
 # read, and a launch's median came from its fast requests only
+REGEX_TIMEOUT_S = 10.0  # reading a launch's output: far beyond any sane pattern's time
 _COMMA_NUMBER = re.compile(r"[+-]?\d[\d,]*,\d+(?:\.\d+)?")
 
 
-def _from_regex(pattern: str, text: str) -> list[float]:
+def _matches(pattern: str, text: str) -> tuple[int, list[Any]]:
+    """(the pattern's groups, its matches in `text`), in at most REGEX_TIMEOUT_S: a pattern
+    that backtracks, `((\\d|\\d)+)+x`, would otherwise hang the investigation on one line of
+    output (the `regex` module, re's syntax with a timeout)."""
+    import regex as timed_re
+
     try:
-        regex = re.compile(pattern, re.MULTILINE)
-    except re.error as e:
+        compiled = timed_re.compile(pattern, timed_re.MULTILINE)
+        return compiled.groups, list(compiled.finditer(text, timeout=REGEX_TIMEOUT_S))
+    except timed_re.error as e:
         raise BenchError(f"bench.metric_regex {pattern!r} is not a valid regex: {e}") from None
+    except TimeoutError:
+        raise BenchError(
+            f"bench.metric_regex {pattern!r} took over {REGEX_TIMEOUT_S:g} s on {len(text):,} "
+            "characters of the bench's output: it backtracks (a repeat inside a repeat, such as "
+            "(\\d+)+); match the number plainly, such as ([0-9.]+)"
+        ) from None
+
+
+def _from_regex(pattern: str, text: str) -> list[float]:
+    groups, matches = _matches(pattern, text)
     values, unread = [], []
-    for match in regex.finditer(text):
-        raw = match.group(1) if regex.groups else match.group(0)
+    for match in matches:
+        raw = match.group(1) if groups else match.group(0)
         if isinstance(raw, str) and _COMMA_NUMBER.fullmatch(raw.strip()):
             raise BenchError(
                 f"bench.metric_regex {pattern!r} read {raw.strip()!r}: a number written with a "
@@ -70,7 +87,7 @@ def _from_regex(pattern: str, text: str) -> list[float]:
             unread.append(raw)
     words = [raw for raw in unread if raw is not None]  # None: an optional group, unmatched
     if words and not values:  # it matched, but never a number: the pattern, not the bench
-        what = "group 1" if regex.groups else "the whole match (it has no group)"
+        what = "group 1" if groups else "the whole match (it has no group)"
         raise BenchError(
             f"bench.metric_regex {pattern!r} matched {len(words)} time(s), but {what} read "
             f"{words[0][:40]!r}, not a number: put a group around the number"
