@@ -113,6 +113,8 @@ def _slowed(
     21 ms where the others ran it at 12), so a step its best launch does not show is no step."""
     config = state.configs[good_key]
     levels = now or config.values
+    if not levels:  # a merge base, good by ancestry, never launched: nothing to hold it against
+        return ""
     best = min(values) if state.worse == "higher" else max(values)
     p = p_equal(level([best]), 1, level(levels), len(levels), noise(state))
     beyond = (level([best]) > level(levels)) == (state.worse == "higher")

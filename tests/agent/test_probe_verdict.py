@@ -114,3 +114,23 @@ def test_the_neighbour_of_a_probe_part_of_the_way_is_launched_itself() -> None:
     launch = bisect.plan(state)
     assert launch is not None and launch.key == neighbour.key, launch
     assert probe.recheck == neighbour.key
+
+
+def test_a_step_beside_a_good_state_never_launched_stands_on_its_launches() -> None:
+    """A merge's side line starts at the merge base, good by ancestry and never launched: a
+    probe nearer the bad end has no good launches to show its best launch against."""
+    state, probe = _range()
+    for launch in state.configs[probe.key].launches:
+        launch.value = 5.0
+    base = RangeState(sha="e" * 40, subject="(the merge base)", verdict="good")
+    _commit_config(state, base)
+    b = state.bisection
+    assert b is not None
+    b.states.insert(1, base)
+    b.low, b.high = 1, 3
+    probe.recheck = state.bad_key
+    measured(state, {"h"}, [10.05])  # the bad end as it runs now: the probe sits apart
+    assert judge(state, probe)[0] == "more"
+    _probe_again(state, probe, 5.02)
+    verdict, why = judge(state, probe)
+    assert verdict == "bad" and why.startswith(PART_WAY), why

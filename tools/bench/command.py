@@ -45,9 +45,9 @@ class Placeholders:
         return template
 
 
+REGEX_TIMEOUT_S = 10.0  # reading a launch's output: far beyond any sane pattern's time
 # "1,234.5" or "12,5": read as nothing, it was dropped beside the values under 1,000 that did
 # read, and a launch's median came from its fast requests only
-REGEX_TIMEOUT_S = 10.0  # reading a launch's output: far beyond any sane pattern's time
 _COMMA_NUMBER = re.compile(r"[+-]?\d[\d,]*,\d+(?:\.\d+)?")
 
 
