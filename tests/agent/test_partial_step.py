@@ -32,7 +32,8 @@ BENCH = textwrap.dedent(f"""\
         count = Path(os.environ["NOISE_DIR"]) / "count"
         seen = int(count.read_text()) if count.exists() else 0
         count.write_text(str(seen + 1))
-        extra = 0.002 if seen < int(os.environ["NOISE_SLOW"]) else 0.0
+        slowed = seen < int(os.environ["NOISE_SLOW"])
+        extra = float(os.environ.get("NOISE_EXTRA_S", "0.002")) if slowed else 0.0
     for _ in range(3):
         fastest = float("inf")
         for _ in range(3):
@@ -44,7 +45,7 @@ BENCH = textwrap.dedent(f"""\
 """)
 
 
-def _noisy_history(root: Path) -> str:
+def noisy_history(root: Path) -> str:
     """good, then on the first-parent line: main work, a tidy-up merged (#2, the noisy tree),
     the culprit's branch merged (#3; it forks from good), more main work. Returns the culprit."""
     repo = _repo(root)
@@ -66,13 +67,19 @@ def _noisy_history(root: Path) -> str:
     return culprit
 
 
-def _investigate_with_noise(tmp_path: Path, repo_dir: Path, slow: int = 3) -> dict:
+def investigate_with_noise(
+    tmp_path: Path, repo_dir: Path, slow: int = 3, extra_s: float = 0.002
+) -> dict:
     """`investigate` with the noise's counter in tmp_path, the noisy tree's first `slow`
-    processes slowed, and no profile (no hot lines: the bisection's own way)."""
+    processes slowed by `extra_s` a call, and no profile (no hot lines: the bisection's own
+    way)."""
     noise = tmp_path / "noise"
     noise.mkdir()
     toml = (repo_dir / "debug-agent.toml").read_text() + "\n[profile]\nenabled = false\n"
-    env = f'PYTHONPATH = ".", NOISE_DIR = "{noise}", NOISE_SLOW = "{slow}"'
+    env = (
+        f'PYTHONPATH = ".", NOISE_DIR = "{noise}", NOISE_SLOW = "{slow}", '
+        f'NOISE_EXTRA_S = "{extra_s}"'
+    )
     toml = toml.replace('PYTHONPATH = "."', env)
     (repo_dir / "debug-agent.toml").write_text(toml)
     return investigate(repo_dir, "work_ms 21 (was 1)")
@@ -86,8 +93,8 @@ def test_a_probe_whose_best_launch_runs_at_its_good_neighbours_level_is_good(
     names the culprit's commit itself, with no search over the whole range (before, the
     culprit was found by that search, and the partial step refuted at the report)."""
     repo_dir = tmp_path / "repo"
-    culprit = _noisy_history(repo_dir)
-    result = _investigate_with_noise(tmp_path, repo_dir, slow=2)
+    culprit = noisy_history(repo_dir)
+    result = investigate_with_noise(tmp_path, repo_dir, slow=2)
 
     assert result["status"] == "confirmed", result["notes"]
     noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
@@ -104,8 +111,8 @@ def test_a_partial_step_the_confirmation_contradicts_gives_way_to_the_culprits_c
     tmp_path: Path,
 ) -> None:
     repo_dir = tmp_path / "repo"
-    culprit = _noisy_history(repo_dir)
-    result = _investigate_with_noise(tmp_path, repo_dir)
+    culprit = noisy_history(repo_dir)
+    result = investigate_with_noise(tmp_path, repo_dir)
 
     assert result["status"] == "confirmed", result["notes"]
     noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
@@ -139,7 +146,7 @@ def test_where_the_culprits_parent_is_the_partial_step_the_first_bad_commit_stay
     noisy = _commit(repo, {"notes/n.md": "n\n"}, NOISY)
     culprit = _commit(repo, {"mylib/cache.py": SLOW_CACHE}, "Warm the cache on lookup (#3)")
     _commit(repo, {"notes/c.md": "c\n"}, "Main work 3")
-    result = _investigate_with_noise(tmp_path, repo_dir)
+    result = investigate_with_noise(tmp_path, repo_dir)
 
     assert result["status"] == "confirmed", result["notes"]
     [hunk] = result["culprits"]

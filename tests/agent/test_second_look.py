@@ -1,0 +1,31 @@
+"""The first bad commit is launched a second time before the search goes inside it: one
+process of a good tree slowed as much as the regression reads at the bad level (werkzeug's
+1.6 ms tree read 14 ms in a process slowed 8x, and the search inside that harmless commit
+ended "suspected" on a hunk that "restored" it). Here a harmless merge's first process is
+slowed by 20 ms a call, the whole regression: the bisection takes it as bad, looks again, and
+goes on above it to the culprit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+
+from tests.agent.test_partial_step import investigate_with_noise, noisy_history
+
+
+def test_a_first_bad_commit_bad_on_one_slowed_launch_is_looked_at_again(tmp_path: Path) -> None:
+    repo_dir = tmp_path / "repo"
+    culprit = noisy_history(repo_dir)
+    result = investigate_with_noise(tmp_path, repo_dir, slow=1, extra_s=0.02)
+
+    assert result["status"] == "confirmed", result["notes"]
+    noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
+    tested = {t["sha"]: t for t in result["bisection"]["tested"]}
+    assert tested[noisy]["verdict"] == "good", tested[noisy]
+    assert result["bisection"]["first_bad"]["sha"] == culprit, result["bisection"]
+    [hunk] = result["culprits"]
+    assert hunk["commit"]["sha"] == culprit
+    transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
+    assert "the first bad commit, commit " in transcript and "once more" in transcript
+    assert f"set aside a disturbed launch of commit {noisy[:8]}" in transcript  # the slowed one
