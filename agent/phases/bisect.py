@@ -16,7 +16,8 @@ share of its files' weight; one that touches only files no traced launch importe
 weighs little, so it is tested last, never dropped. A merge found first bad is bisected into:
 its second parent's line from the merge base, the merge itself last. The result is the first
 bad commit with its parent good (measured, or an ancestor of a commit measured good) and
-itself bad; the search then goes on inside that commit alone (agent/narrow.py).
+itself bad on a second launch too (one slowed process reads a good tree bad); the search then
+goes on inside that commit alone (agent/narrow.py).
 """
 
 from __future__ import annotations
