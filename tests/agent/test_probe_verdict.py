@@ -134,3 +134,16 @@ def test_a_step_beside_a_good_state_never_launched_stands_on_its_launches() -> N
     _probe_again(state, probe, 5.02)
     verdict, why = judge(state, probe)
     assert verdict == "bad" and why.startswith(PART_WAY), why
+
+
+def test_a_probe_whose_mean_is_bad_but_best_launch_good_is_good() -> None:
+    """One process slowed 10x (31 ms) beside one at the good level: the mean on the log scale
+    sits at the bad level, the best launch at the good one."""
+    state, probe = _range()
+    measured(state, set(), [1.0, 1.01, 0.99])
+    measured(state, {"h"}, [10.0, 10.1, 9.9])
+    for launch, value in zip(state.configs[probe.key].launches, (31.0, 1.01), strict=True):
+        launch.value = value
+    verdict, why = judge(state, probe)
+    assert verdict == "good", why
+    assert "its best launch (1.01) runs at the level of its good neighbour" in why, why

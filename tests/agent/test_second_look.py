@@ -28,4 +28,5 @@ def test_a_first_bad_commit_bad_on_one_slowed_launch_is_looked_at_again(tmp_path
     assert hunk["commit"]["sha"] == culprit
     transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "the first bad commit, commit " in transcript and "once more" in transcript
-    assert f"set aside a disturbed launch of commit {noisy[:8]}" in transcript  # the slowed one
+    [slowed] = [s for s in result["set_aside"] if s["config"] == f"commit {noisy[:8]}"]
+    assert slowed["value"] > 15 and slowed["why"].startswith("slowed: "), slowed
