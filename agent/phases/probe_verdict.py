@@ -127,16 +127,20 @@ def _slowed(state: InvestigationState, key: str, good_key: str, now: list[float]
     if clean.df < BISECT_MIN_DF:  # nothing to tell a slowed launch by
         return ""
     best = min(probe.values) if state.worse == "higher" else max(probe.values)
-    p = p_equal(level([best]), 1, level(levels), len(levels), clean, BISECT_MIN_DF)
-    beyond = (level([best]) > level(levels)) == (state.worse == "higher")
-    if beyond and p <= SEARCH_ALPHA:
+    good, bad = level(levels), level(state.configs[state.bad_key].values)
+    p = p_equal(level([best]), 1, good, len(levels), clean, BISECT_MIN_DF)
+    n_bad = len(state.configs[state.bad_key].values)
+    p_bad = p_equal(level([best]), 1, bad, n_bad, clean, BISECT_MIN_DF)
+    worse = (level([best]) > good) == (state.worse == "higher")
+    nearer = abs(level([best]) - good) < abs(level([best]) - bad)
+    # at the good level, nearer it than the bad one, and positively apart from the bad one: a
+    # noise the slowed launches of other probes widen proves nothing either way
+    if (worse and p <= SEARCH_ALPHA) or not nearer or p_bad > SEARCH_ALPHA:
         return ""
-    at = f"{config.label}'s level ({math.exp(level(levels)):.3g}; p = {p:.2g})"
+    at = f"{config.label}'s level ({math.exp(good):.3g}; p = {p:.2g})"
     for launch in probe.launches:
         if launch.disturbed is None and launch.value != best:
-            apart = p_equal(
-                level([launch.value]), 1, level(levels), len(levels), clean, BISECT_MIN_DF
-            )
+            apart = p_equal(level([launch.value]), 1, good, len(levels), clean, BISECT_MIN_DF)
             if apart <= SEARCH_ALPHA:
                 launch.disturbed = f"slowed: {launch.value:.3g}, where its best launch runs at {at}"
     return (

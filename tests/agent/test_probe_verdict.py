@@ -147,3 +147,20 @@ def test_a_probe_whose_mean_is_bad_but_best_launch_good_is_good() -> None:
     verdict, why = judge(state, probe)
     assert verdict == "good", why
     assert "its best launch (1.01) runs at the level of its good neighbour" in why, why
+
+
+def test_a_probe_far_beyond_the_bad_end_is_never_good_on_a_noise_other_slowdowns_widened() -> None:
+    """Werkzeug's culprit commit reads 420-690 ms beside a 13 ms bad end; another commit's
+    launches (4,682 and 452) had widened the noise until 618 "ran at the level" of a 2.3 ms
+    neighbour (p = 0.077), and the culprit was taken for good."""
+    state, probe = _range()
+    for launch, value in zip(state.configs[probe.key].launches, (688.0, 618.0), strict=True):
+        launch.value = value
+    other = RangeState(sha="f" * 40, subject="another commit")
+    _commit_config(state, other)
+    for value in (20000.0, 100.0):  # a spread wider still than werkzeug's
+        state.next_request += 1
+        launch = Launch(value=value, samples=[value], log="", request=state.next_request)
+        state.configs[other.key].launches.append(launch)
+    verdict, why = judge(state, probe)
+    assert verdict == "bad", why

@@ -17,7 +17,9 @@ import pytest
 
 from tests.real.bundles import Case, bisect_run, cases, checkout, investigate
 
-ALLOWANCE = 3 + 2  # over git bisect's launches: the goal at the median, and two replicates
+# over git bisect's launches: the goal at the median, two replicates, and the first bad
+# commit's second launch (git bisect believes one; a slowed process reads a good tree bad)
+ALLOWANCE = 3 + 2 + 1
 
 
 @pytest.mark.usefixtures("steady_timings")
