@@ -31,6 +31,7 @@ import git
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, replicate, request
 from agent.phases.hot_commit import hot_commit, hot_pair, hot_tie
 from agent.phases.pattern_focus import pattern_focus
+from agent.phases.probe_choice import next_probe
 from agent.phases.probe_verdict import PART_WAY, RECHECK, judge, name
 from agent.profile.regex_time import regex_time
 from agent.state import Bisection, InvestigationState, PlannedLaunch, RangeState, Variant
@@ -208,21 +209,20 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
     if b.done:
         return None
     while True:
-        while (probe := _probe(b)) is not None:
+        while (probe := next_probe(b)) is not None:
             if (more := _test(state, b.states[probe])) is not None:
                 return more
             if b.states[probe].verdict == "good":
                 b.low = probe
             elif b.states[probe].verdict == "bad":
                 b.high = probe
-        # the end of a merge's side line is the merge itself, looked at on the first-parent line
-        if b.high < len(b.states) - 1 and (more := _second_look(state, b.states[b.high])):
+        here = b.states[b.high]
+        # a merge first bad is bisected into first: its side line's first bad commit is looked
+        # at again, or, where that line ends at the merge itself, the merge
+        if not (here.side and not b.merge) and (more := _second_look(state, here)):
             return more
-        if b.states[b.high].verdict != "bad":  # a slowed process made it bad: on above it
-            b.low = b.high if b.states[b.high].verdict == "good" else b.low
-            b.high = next(
-                i for i in range(b.high + 1, len(b.states)) if b.states[i].verdict == "bad"
-            )
+        if here.verdict != "bad":  # a slowed process made it bad: on above it
+            _go_above(b)
             continue
         merge = b.states[b.high]
         if not merge.side or b.merge:  # not a merge, or its side was looked into
@@ -245,6 +245,25 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
         _enter(b, [base, *merge.side, itself])
     b.done = True
     return None
+
+
+def _go_above(b: Bisection) -> None:
+    """The first bad commit turned out not bad: the bisection goes on above it; where it was
+    the merge itself, at the end of its side line, on the first-parent line above the merge."""
+    here = b.states[b.high]
+    b.low = b.high if here.verdict == "good" else b.low
+    above = [i for i in range(b.high + 1, len(b.states)) if b.states[i].verdict == "bad"]
+    if above:
+        b.high = above[0]
+        return
+    line = b.mainline
+    at = next(i for i, s in enumerate(line) if s.sha == here.sha)
+    line[at] = line[at].model_copy(
+        update={"verdict": here.verdict, "why": here.why, "values": here.values}
+    )
+    b.tried, b.states, b.mainline, b.merge = [*b.tried, *b.states], line, [], ""
+    b.low = at if here.verdict == "good" else b.low
+    b.high = next(i for i in range(at + 1, len(line)) if line[i].verdict == "bad")
 
 
 def _second_look(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
@@ -307,42 +326,6 @@ def _test(state: InvestigationState, here: RangeState) -> PlannedLaunch | None:
     here.partial = why.startswith(PART_WAY)
     here.values = list(state.configs[here.key].values)
     return None
-
-
-def _probe(b: Bisection) -> int | None:
-    """The state between the latest good and the earliest bad that tells most about where the
-    first bad commit is: the expected information of its verdict, the entropy of the prior mass
-    it splits times the chance it runs at all. Commits that do not run come in runs (a move, a
-    rename half done: eleven in a row in mistune's history), so after k skips a neighbour at
-    distance d of one is taken not to run with chance (k / (k + 1)) ** d, and one between two
-    skipped commits (nothing measured runs between them) is tried last. With no skip, it halves
-    the prior mass; ties go to the middle."""
-    inner = [i for i in range(b.low + 1, b.high) if b.states[i].verdict != "skipped"]
-    if not inner:
-        return None
-    mass = {i: b.states[i].weight for i in range(b.low + 1, b.high + 1)}
-    total = sum(mass.values())
-    skipped = [i for i in range(b.low + 1, b.high) if b.states[i].verdict == "skipped"]
-    near = len(skipped) / (len(skipped) + 1)
-
-    def runs(m: int) -> float:
-        if not skipped:
-            return 1.0
-        if skipped[0] < m < skipped[-1]:
-            return 0.0
-        return 1.0 - near ** min(abs(m - i) for i in skipped)
-
-    def rank(m: int) -> tuple[float, float]:
-        below = sum(w for i, w in mass.items() if i <= m) / total if total else 0.5
-        # rounded: p and 1 - p split equally well, whatever the last bit of the float says
-        return -round(runs(m) * _entropy(below), 9), abs(m - (b.low + b.high) / 2)
-
-    return min(inner, key=rank)
-
-
-def _entropy(p: float) -> float:
-    """Of a verdict that is good with chance p (bits)."""
-    return 0.0 if p <= 0 or p >= 1 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
 
 
 def advance(state: InvestigationState, log: Callable[..., None]) -> None:

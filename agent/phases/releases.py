@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.levels import MAX_LAUNCHES_PER_CONFIG, all_ids, between, replicate, request, unresolved
-from agent.phases.bisect import _probe
+from agent.phases.probe_choice import next_probe
 from agent.phases.probe_verdict import PART_WAY
 from agent.release_verdict import result_lines
 from agent.state import (
@@ -75,7 +75,7 @@ def plan(state: InvestigationState, chooser: object = None) -> PlannedLaunch | N
     b = state.releases
     if b is None or b.done:
         return None
-    while (probe := _probe(b)) is not None:
+    while (probe := next_probe(b)) is not None:
         here = b.states[probe]
         verdict, why = _judge(state, here.key, b.states[0].key)
         if verdict == "more":

@@ -4,7 +4,8 @@ the edges of the range, where a probe halves nothing."""
 
 from __future__ import annotations
 
-from agent.phases.bisect import _focus, _probe
+from agent.phases.bisect import _focus
+from agent.phases.probe_choice import next_probe
 from agent.state import Bisection, Hypothesis, RangeState
 from tests.conftest import bare_state
 from tools.repo.commit_groups import CommitGroups, RangeCommit
@@ -18,7 +19,7 @@ def bisect(weights: list[float], broken: set[int], first_bad: int) -> tuple[list
     states[0].verdict, states[-1].verdict = "good", "bad"
     b = Bisection(states=states, low=0, high=len(states) - 1, range_good_sha="0")
     probes = []
-    while (at := _probe(b)) is not None:
+    while (at := next_probe(b)) is not None:
         probes.append(at)
         if at in broken:
             b.states[at].verdict = "skipped"

@@ -17,9 +17,10 @@ import pytest
 
 from tests.real.bundles import Case, bisect_run, cases, checkout, investigate
 
-# over git bisect's launches: the goal at the median, two replicates, and the first bad
-# commit's second launch (git bisect believes one; a slowed process reads a good tree bad)
-ALLOWANCE = 3 + 2 + 1
+# over git bisect's launches: the goal at the median, three replicates (a loaded CI asks one
+# more: Werkzeug took 18 there), and the first bad commit's second launch (git bisect believes
+# one; a process slowed as much as the regression reads a good tree bad)
+ALLOWANCE = 3 + 3 + 1
 
 
 @pytest.mark.usefixtures("steady_timings")
