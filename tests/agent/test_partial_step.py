@@ -85,6 +85,23 @@ def investigate_with_noise(
     return investigate(repo_dir, "work_ms 21 (was 1)")
 
 
+def past_the_noisy_merge(tmp_path: Path, slow: int, extra_s: float) -> tuple[dict, str]:
+    """`investigate_with_noise` on `noisy_history`, checked to have judged the noisy merge
+    good and named the culprit's commit, both first bad and culprit; (result, noisy merge)."""
+    repo_dir = tmp_path / "repo"
+    culprit = noisy_history(repo_dir)
+    result = investigate_with_noise(tmp_path, repo_dir, slow=slow, extra_s=extra_s)
+
+    assert result["status"] == "confirmed", result["notes"]
+    noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
+    tested = {t["sha"]: t for t in result["bisection"]["tested"]}
+    assert tested[noisy]["verdict"] == "good", tested[noisy]
+    assert result["bisection"]["first_bad"]["sha"] == culprit, result["bisection"]
+    [hunk] = result["culprits"]
+    assert hunk["commit"]["sha"] == culprit
+    return result, noisy
+
+
 def test_a_probe_whose_best_launch_runs_at_its_good_neighbours_level_is_good(
     tmp_path: Path,
 ) -> None:
@@ -92,18 +109,8 @@ def test_a_probe_whose_best_launch_runs_at_its_good_neighbours_level_is_good(
     good neighbour's level, so the step is the machine's: the bisection goes on past it and
     names the culprit's commit itself, with no search over the whole range (before, the
     culprit was found by that search, and the partial step refuted at the report)."""
-    repo_dir = tmp_path / "repo"
-    culprit = noisy_history(repo_dir)
-    result = investigate_with_noise(tmp_path, repo_dir, slow=2)
-
-    assert result["status"] == "confirmed", result["notes"]
-    noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
-    tested = {t["sha"]: t for t in result["bisection"]["tested"]}
     # its best launch, or its launches together, at the good level (test_probe_verdict.py)
-    assert tested[noisy]["verdict"] == "good", tested[noisy]
-    assert result["bisection"]["first_bad"]["sha"] == culprit, result["bisection"]
-    [hunk] = result["culprits"]
-    assert hunk["commit"]["sha"] == culprit
+    result, _ = past_the_noisy_merge(tmp_path, slow=2, extra_s=0.002)
     assert not [n for n in result["notes"] if "is not borne out" in n or "only part" in n]
 
 

@@ -9,23 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import git
-
-from tests.agent.test_partial_step import investigate_with_noise, noisy_history
+from tests.agent.test_partial_step import past_the_noisy_merge
 
 
 def test_a_first_bad_commit_bad_on_one_slowed_launch_is_looked_at_again(tmp_path: Path) -> None:
-    repo_dir = tmp_path / "repo"
-    culprit = noisy_history(repo_dir)
-    result = investigate_with_noise(tmp_path, repo_dir, slow=1, extra_s=0.02)
-
-    assert result["status"] == "confirmed", result["notes"]
-    noisy = git.Repo(repo_dir).git.log("--merges", "--grep", "#2", "--format=%H")
-    tested = {t["sha"]: t for t in result["bisection"]["tested"]}
-    assert tested[noisy]["verdict"] == "good", tested[noisy]
-    assert result["bisection"]["first_bad"]["sha"] == culprit, result["bisection"]
-    [hunk] = result["culprits"]
-    assert hunk["commit"]["sha"] == culprit
+    result, noisy = past_the_noisy_merge(tmp_path, slow=1, extra_s=0.02)
     transcript = (Path(result["session_dir"]) / "transcript.jsonl").read_text()
     assert "the first bad commit, commit " in transcript and "once more" in transcript
     [slowed] = [s for s in result["set_aside"] if s["config"] == f"commit {noisy[:8]}"]
